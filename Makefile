@@ -1,0 +1,60 @@
+# tornado-stm: every target does its own set-up, idempotently.
+#
+#   make run          serve the demo apps on all cores at http://127.0.0.1:8888
+#   make test         the whole suite on the GIL CPython and on a free-threaded one
+#
+# Two virtualenvs: .venv (the machine's python3, GIL build) and .venv-ft
+# (a free-threaded CPython found or built by scripts/python-ft).
+
+PYTHON      ?= python3
+VENV_GIL    := .venv
+VENV_FT     := .venv-ft
+STAMP       := .installed
+PORT        ?= 8888
+THREADS     ?= $(shell nproc)
+PYTEST_ARGS ?=
+# Inputs that change what an install produces.
+INSTALL_INPUTS := pyproject.toml $(wildcard setup.py) $(wildcard tornado_stm/stm/*.c)
+
+.PHONY: all run test test-gil test-ft test-tornado venv system-deps bench bench-quick clean help
+
+all: test
+
+help:
+	@sed -n 's/^#   //p' Makefile
+
+venv: $(VENV_GIL)/$(STAMP) $(VENV_FT)/$(STAMP)
+
+$(VENV_GIL)/$(STAMP): $(INSTALL_INPUTS)
+	@echo "== setting up $(VENV_GIL) with $$($(PYTHON) -c 'import sys; print(sys.executable)')"
+	@test -x $(VENV_GIL)/bin/python || $(PYTHON) -m venv $(VENV_GIL)
+	@$(VENV_GIL)/bin/python -m pip install -q --upgrade pip
+	@$(VENV_GIL)/bin/python -m pip install -q -e ".[test]"
+	@touch $@
+
+$(VENV_FT)/$(STAMP): $(INSTALL_INPUTS) scripts/python-ft
+	@echo "== setting up $(VENV_FT) (free-threaded CPython)"
+	@test -x $(VENV_FT)/bin/python || "$$(scripts/python-ft)" -m venv $(VENV_FT)
+	@$(VENV_FT)/bin/python -m pip install -q --upgrade pip
+	@$(VENV_FT)/bin/python -m pip install -q -e ".[test]"
+	@touch $@
+
+system-deps:
+	@scripts/install-system-deps
+
+run: $(VENV_FT)/$(STAMP)
+	$(VENV_FT)/bin/tornado-stm serve apps.demo:make_app --port $(PORT) --threads $(THREADS)
+
+test: venv system-deps
+	@$(MAKE) --no-print-directory test-gil test-ft
+
+test-gil: $(VENV_GIL)/$(STAMP)
+	@echo "== tests on the GIL build: $$($(VENV_GIL)/bin/tornado-stm info)"
+	$(VENV_GIL)/bin/python -m pytest $(PYTEST_ARGS)
+
+test-ft: $(VENV_FT)/$(STAMP)
+	@echo "== tests on the free-threaded build: $$($(VENV_FT)/bin/tornado-stm info)"
+	$(VENV_FT)/bin/python -m pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV_GIL) $(VENV_FT) build *.egg-info .pytest_cache

@@ -1,0 +1,1 @@
+"""Demo applications: ordinary single-threaded Tornado apps, no tornado-stm imports."""

@@ -1,0 +1,24 @@
+"""Shared pytest set-up: interpreter facts and the ``freethreaded`` marker."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+#: True on a free-threaded CPython running with the GIL disabled.
+FREE_THREADED = hasattr(sys, "_is_gil_enabled") and not sys._is_gil_enabled()
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    state = "free-threaded, GIL disabled" if FREE_THREADED else "GIL enabled"
+    return f"tornado-stm interpreter: {sys.executable} ({state})"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if FREE_THREADED:
+        return
+    skip = pytest.mark.skip(reason="needs a free-threaded CPython with the GIL disabled")
+    for item in items:
+        if "freethreaded" in item.keywords:
+            item.add_marker(skip)

@@ -1,0 +1,110 @@
+"""The world lock W.
+
+Framework code (Tornado, asyncio, the standard library) runs under W, one
+thread at a time, exactly as on a single-threaded event loop. Atomic
+sections of application code release W while they run optimistically and
+take it again to commit; an inevitable section holds it to its end.
+
+W is a plain mutex that remembers its owner, so code can ask "do I hold
+W?" -- the question an atomic section asks on entry, to know whether it
+must give W up and take it back afterwards. It is not re-entrant on
+purpose: taking W twice on one thread is a bug in the runtime, and is
+reported as one.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Callable, Optional
+
+
+class WorldLockError(RuntimeError):
+    """W was taken twice by one thread, or released by a thread not holding it."""
+
+
+class WorldLock:
+    """A mutex with an owner, plus how long threads waited for it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._owner: Optional[int] = None
+        #: Total seconds spent blocked in :meth:`acquire`, all threads.
+        self.wait_seconds = 0.0
+        #: How many acquisitions had to wait.
+        self.contended = 0
+        self._switches: list[tuple[Callable[[], object], Callable[[object], None]]] = []
+
+    def acquire(self, on_wait: Optional[Callable[[], None]] = None,
+                on_done: Optional[Callable[[], None]] = None) -> None:
+        """Take W, blocking. ``on_wait``/``on_done`` run around a blocking wait.
+
+        The hooks let the STM log ``WAIT_OTHER_INEVITABLE``/``WAIT_DONE``
+        only when the thread really waited.
+        """
+        me = threading.get_ident()
+        if self._owner == me:
+            raise WorldLockError("the world lock is already held by this thread")
+        if not self._lock.acquire(blocking=False):
+            if on_wait is not None:
+                on_wait()
+            start = time.perf_counter()
+            self._lock.acquire()
+            self.wait_seconds += time.perf_counter() - start
+            self.contended += 1
+            if on_done is not None:
+                on_done()
+        self._owner = me
+
+    def release(self) -> None:
+        if self._owner != threading.get_ident():
+            raise WorldLockError("the world lock is released by a thread that does not hold it")
+        self._owner = None
+        self._lock.release()
+
+    def held_by_current_thread(self) -> bool:
+        return self._owner == threading.get_ident()
+
+    def locked(self) -> bool:
+        return self._lock.locked()
+
+    # -- leaving W in the middle of framework code ----------------------
+    #
+    # An atomic section starts inside framework code (a Tornado callback
+    # calls an application function) and gives W up while it runs. Some
+    # framework state is per loop rather than per thread -- asyncio's
+    # "current task" on 3.12/3.13 -- and another thread will take W
+    # meanwhile, so that state is saved and cleared on the way out and put
+    # back on the way in. The event loop registers how; the STM only calls
+    # suspend() and resume().
+
+    def register_context_switch(self, save: Callable[[], object],
+                                restore: Callable[[object], None]) -> None:
+        """Register a pair: ``save()`` runs on suspend (its result is kept),
+        ``restore(saved)`` on resume. Pairs run in registration order on
+        suspend and in reverse on resume."""
+        self._switches.append((save, restore))
+
+    def suspend(self) -> list:
+        """Save per-thread framework context, then release W. Returns a token for resume()."""
+        token = [save() for save, _ in self._switches]
+        self.release()
+        return token
+
+    def resume(self, token: list, on_wait: Optional[Callable[[], None]] = None,
+               on_done: Optional[Callable[[], None]] = None) -> None:
+        """Take W again and restore the context saved by suspend()."""
+        self.acquire(on_wait, on_done)
+        for (_, restore), saved in reversed(list(zip(self._switches, token))):
+            restore(saved)
+
+    def __enter__(self) -> "WorldLock":
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.release()
+
+
+#: The one world lock of the process.
+WORLD_LOCK = WorldLock()
