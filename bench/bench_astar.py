@@ -1,0 +1,429 @@
+"""``bench_astar``: simulated players load the A-star game and check its rules.
+
+Each simulated player is a thread with its own keep-alive HTTP connection
+that joins the game, then loops over a fixed mix of actions until the time
+or the action budget runs out:
+
+=========  =====  ================================================
+move        50 %  one step in a random direction
+path        25 %  shortest path to a random cell within 12 steps
+state       10 %  the whole map and every player
+build        8 %  a wall on a random cell within 3 steps
+destroy      7 %  a wall seen in the last state within 3 steps
+=========  =====  ================================================
+
+Every answer is recorded, and afterwards the whole run is checked against
+the game's rules (``check_run``): wall changes get consecutive versions and
+each was legal when made; each path starts at the player, ends at the goal,
+moves one cell at a time, crosses no wall of the walls version it reports,
+and is as short as a breadth-first search on that map says (None only when
+the goal is unreachable); each move goes next to where the player stood,
+onto a cell that was free; each state has the exact map of its version, no
+player in a wall, no two players on one cell, and every simulated player
+where its own move history says. Any server error, or a 400 to the valid
+requests the players send, is a violation too. Any violation fails the run.
+
+Run it: ``python -m bench.bench_astar http://127.0.0.1:8888 --players 16 --duration 10``
+(``--prefix /astar`` when the game is served under the demo app).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import http.client
+import json
+import logging
+import random
+import sys
+import threading
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+from typing import Any
+
+log = logging.getLogger("bench_astar")
+
+Cell = tuple[int, int]
+STEPS: tuple[Cell, ...] = ((1, 0), (-1, 0), (0, 1), (0, -1))
+
+#: The documented mix: (action, weight in percent).
+MIX = (("move", 50), ("path", 25), ("state", 10), ("build", 8), ("destroy", 7))
+PATH_RADIUS = 12
+WALL_RADIUS = 3
+
+
+# -- talking to the server ----------------------------------------------------
+
+class GameClient:
+    """One keep-alive connection to the game's JSON API."""
+
+    def __init__(self, base_url: str, prefix: str = "", timeout: float = 60.0) -> None:
+        parts = urllib.parse.urlsplit(base_url)
+        self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
+        self.prefix = prefix.rstrip("/")
+        self.timeout = timeout
+        self.connection: http.client.HTTPConnection | None = None
+
+    def call(self, endpoint: str, body: dict | None = None) -> tuple[int, Any, float]:
+        """(status, decoded JSON or the raw text, seconds taken) of one request."""
+        method = "GET" if body is None else "POST"
+        payload = None if body is None else json.dumps(body).encode()
+        for attempt in (1, 2):
+            if self.connection is None:
+                self.connection = http.client.HTTPConnection(self.host, self.port,
+                                                             timeout=self.timeout)
+            started = time.perf_counter()
+            try:
+                self.connection.request(method, f"{self.prefix}/api/{endpoint}", payload,
+                                        {"Content-Type": "application/json"})
+                response = self.connection.getresponse()
+                raw = response.read()
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                # A keep-alive connection the server closed between requests:
+                # reconnect once. Only safe because it never got to the server.
+                self.close()
+                if attempt == 2:
+                    raise
+                continue
+            elapsed = time.perf_counter() - started
+            try:
+                answer: Any = json.loads(raw)
+            except ValueError:
+                answer = raw.decode(errors="replace")
+            return response.status, answer, elapsed
+        raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        if self.connection is not None:
+            self.connection.close()
+            self.connection = None
+
+
+# -- one simulated player -----------------------------------------------------
+
+@dataclass
+class Event:
+    """One request and its answer, in the order the player made them."""
+
+    player: int
+    action: str
+    request: dict | None
+    status: int
+    answer: Any
+    seconds: float
+    position: Cell  # where the player stood (by its own history) when it asked
+
+
+@dataclass
+class SimulatedPlayer:
+    id: int
+    start: Cell
+    rng: random.Random
+    width: int
+    height: int
+    position: Cell = (0, 0)
+    trajectory: list[Cell] = field(default_factory=list)  # position after k moves
+    events: list[Event] = field(default_factory=list)
+    seen_walls: set[Cell] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.position = self.start
+        self.trajectory = [self.start]
+
+    def near(self, radius: int) -> Cell:
+        x, y = self.position
+        return (min(self.width - 1, max(0, x + self.rng.randint(-radius, radius))),
+                min(self.height - 1, max(0, y + self.rng.randint(-radius, radius))))
+
+    def next_request(self, action: str) -> tuple[str, dict | None]:
+        if action == "move":
+            dx, dy = self.rng.choice(STEPS)
+            x, y = self.position[0] + dx, self.position[1] + dy
+            if not (0 <= x < self.width and 0 <= y < self.height):
+                x, y = self.position[0] - dx, self.position[1] - dy
+            return "move", {"player": self.id, "x": x, "y": y}
+        if action == "path":
+            return "path", {"player": self.id, "to": list(self.near(PATH_RADIUS))}
+        if action == "state":
+            return "state", None
+        if action == "build":
+            x, y = self.near(WALL_RADIUS)
+            return "wall", {"player": self.id, "x": x, "y": y, "wall": True}
+        px, py = self.position
+        nearby = [c for c in self.seen_walls
+                  if abs(c[0] - px) <= WALL_RADIUS and abs(c[1] - py) <= WALL_RADIUS]
+        x, y = self.rng.choice(sorted(nearby)) if nearby else self.near(WALL_RADIUS)
+        return "wall", {"player": self.id, "x": x, "y": y, "wall": False}
+
+    def play(self, client: GameClient, deadline: float, max_actions: int,
+             failures: list[str]) -> None:
+        actions = [a for a, _ in MIX]
+        weights = [w for _, w in MIX]
+        try:
+            for _ in range(max_actions):
+                if time.monotonic() >= deadline:
+                    break
+                action = self.rng.choices(actions, weights)[0]
+                endpoint, body = self.next_request(action)
+                status, answer, seconds = client.call(endpoint, body)
+                self.events.append(Event(self.id, endpoint, body, status, answer, seconds,
+                                         self.position))
+                if endpoint == "move" and status == 200 and isinstance(answer, dict):
+                    moved = answer.get("player", {})
+                    self.position = (moved.get("x"), moved.get("y"))
+                    self.trajectory.append(self.position)
+                elif endpoint == "state" and status == 200 and isinstance(answer, dict):
+                    self.seen_walls = {(x, y) for y, row in enumerate(answer["grid"])
+                                       for x, v in enumerate(row) if v}
+        except Exception as exc:  # a dead connection ends this player, loudly
+            failures.append(f"player {self.id}: {type(exc).__name__}: {exc}")
+        finally:
+            client.close()
+
+
+# -- checking a run -----------------------------------------------------------
+
+def bfs_distance(grid: list[list[int]], start: Cell, goal: Cell) -> int | None:
+    """Steps on the shortest 4-connected path, or None if there is none."""
+    if grid[start[1]][start[0]] or grid[goal[1]][goal[0]]:
+        return None
+    height, width = len(grid), len(grid[0])
+    distance = {start: 0}
+    queue = collections.deque([start])
+    while queue:
+        cell = queue.popleft()
+        if cell == goal:
+            return distance[cell]
+        for dx, dy in STEPS:
+            nx, ny = cell[0] + dx, cell[1] + dy
+            if 0 <= nx < width and 0 <= ny < height and not grid[ny][nx] \
+                    and (nx, ny) not in distance:
+                distance[(nx, ny)] = distance[cell] + 1
+                queue.append((nx, ny))
+    return None
+
+
+class MapHistory:
+    """The map at every walls version, rebuilt from the recorded wall changes."""
+
+    def __init__(self, initial_grid: list[list[int]], initial_version: int,
+                 wall_events: list[Event], violations: list[str]) -> None:
+        self.first = initial_version
+        self.grids = [[list(row) for row in initial_grid]]
+        by_version: dict[int, Event] = {}
+        for event in wall_events:
+            version = event.answer.get("walls_version")
+            if version in by_version:
+                violations.append(f"walls version {version} given to two wall changes "
+                                  "(a lost update)")
+            by_version[version] = event
+        expected = list(range(initial_version + 1, initial_version + 1 + len(by_version)))
+        if sorted(by_version) != expected:
+            violations.append(f"wall versions are not consecutive: {sorted(by_version)[:10]}...")
+        for version in sorted(by_version):
+            event = by_version[version]
+            x, y, build = event.request["x"], event.request["y"], event.request["wall"]
+            grid = [list(row) for row in self.grids[-1]]
+            if bool(grid[y][x]) == build:
+                violations.append(f"wall change v{version} at ({x}, {y}) was illegal: "
+                                  f"the cell {'already had' if build else 'had no'} wall")
+            grid[y][x] = 1 if build else 0
+            self.grids.append(grid)
+
+    def at(self, version: Any) -> list[list[int]] | None:
+        if not isinstance(version, int) or not 0 <= version - self.first < len(self.grids):
+            return None
+        return self.grids[version - self.first]
+
+
+def check_path(event: Event, history: MapHistory) -> str | None:
+    answer, goal = event.answer, tuple(event.request["to"])
+    grid = history.at(answer.get("walls_version"))
+    if grid is None:
+        return f"path answer with unknown walls version {answer.get('walls_version')}"
+    path = answer.get("path")
+    shortest = bfs_distance(grid, event.position, goal)
+    if path is None:
+        return None if shortest is None else \
+            f"no path from {event.position} to {goal}, but one of {shortest} steps exists"
+    cells = [tuple(c) for c in path]
+    if cells[0] != event.position or cells[-1] != goal:
+        return f"path {cells[0]}..{cells[-1]} does not join {event.position} to {goal}"
+    for a, b in zip(cells, cells[1:]):
+        if abs(a[0] - b[0]) + abs(a[1] - b[1]) != 1:
+            return f"path jumps from {a} to {b}"
+    for x, y in cells:
+        if grid[y][x]:
+            return f"path crosses the wall at ({x}, {y}) of walls version {answer['walls_version']}"
+    if len(cells) - 1 != shortest:
+        return f"path of {len(cells) - 1} steps where the shortest has {shortest}"
+    return None
+
+
+def check_state(answer: dict, history: MapHistory,
+                trajectories: dict[int, list[Cell]]) -> list[str]:
+    problems = []
+    version = answer.get("walls_version")
+    grid = history.at(version)
+    if grid is None:
+        problems.append(f"state with unknown walls version {version}")
+    elif answer["grid"] != grid:
+        problems.append(f"state's map differs from walls version {version}")
+    seen: dict[Cell, int] = {}
+    for p in answer["players"]:
+        cell = (p["x"], p["y"])
+        if answer["grid"][cell[1]][cell[0]]:
+            problems.append(f"player {p['id']} stands in a wall at {cell}")
+        if cell in seen:
+            problems.append(f"players {seen[cell]} and {p['id']} share the cell {cell}")
+        seen[cell] = p["id"]
+        trajectory = trajectories.get(p["id"])
+        if trajectory is not None:
+            if not 0 <= p["moves"] < len(trajectory) or trajectory[p["moves"]] != cell:
+                problems.append(f"player {p['id']} shown at {cell} after {p['moves']} moves, "
+                                "which its own moves contradict")
+    return problems
+
+
+def check_run(initial: dict, players: list[SimulatedPlayer]) -> list[str]:
+    """Every rule violation in a finished run (empty when all held)."""
+    violations: list[str] = []
+    events = [e for p in players for e in p.events]
+    for e in events:
+        if e.status >= 500 or e.status == 400 or e.status not in (200, 409):
+            violations.append(f"{e.action} {e.request} got {e.status}: {e.answer!r:.200}")
+    ok = [e for e in events if e.status == 200 and isinstance(e.answer, dict)]
+    history = MapHistory(initial["grid"], initial["walls_version"],
+                         [e for e in ok if e.action == "wall"], violations)
+    trajectories = {p.id: p.trajectory for p in players}
+    for p in players:
+        moves = 0
+        for e in p.events:
+            if e.status != 200 or not isinstance(e.answer, dict):
+                continue
+            if e.action == "path":
+                problem = check_path(e, history)
+                if problem:
+                    violations.append(f"player {p.id}: {problem}")
+            elif e.action == "move":
+                moves += 1
+                moved = e.answer["player"]
+                target = (moved["x"], moved["y"])
+                if target != (e.request["x"], e.request["y"]) or moved["moves"] != moves:
+                    violations.append(f"player {p.id}: move answer {moved} does not match "
+                                      f"the request {e.request} and move count {moves}")
+                if abs(target[0] - e.position[0]) + abs(target[1] - e.position[1]) != 1:
+                    violations.append(f"player {p.id}: moved from {e.position} to {target}")
+            elif e.action == "state":
+                violations.extend(f"player {p.id}'s view: {problem}"
+                                  for problem in check_state(e.answer, history, trajectories))
+    return violations
+
+
+# -- running and summarising --------------------------------------------------
+
+@dataclass
+class RunResult:
+    requests: int
+    seconds: float
+    latencies: list[float]
+    by_action: dict[str, dict[int, int]]
+    violations: list[str]
+    failures: list[str]
+
+    @property
+    def requests_per_second(self) -> float:
+        return self.requests / self.seconds if self.seconds else 0.0
+
+    def percentile(self, fraction: float) -> float | None:
+        if not self.latencies:
+            return None
+        ordered = sorted(self.latencies)
+        return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+    def summary(self) -> dict:
+        p50, p99 = self.percentile(0.50), self.percentile(0.99)
+        return {
+            "requests": self.requests,
+            "seconds": round(self.seconds, 3),
+            "requests_per_second": round(self.requests_per_second, 2),
+            "p50_ms": None if p50 is None else round(p50 * 1000, 2),
+            "p99_ms": None if p99 is None else round(p99 * 1000, 2),
+            "statuses_by_action": self.by_action,
+            "violations": len(self.violations),
+            "violation_examples": self.violations[:10],
+            "client_failures": self.failures,
+        }
+
+
+def run_players(base_url: str, *, players: int = 16, duration: float = 10.0,
+                max_actions: int = 10**9, prefix: str = "", seed: int = 1) -> RunResult:
+    """Join ``players`` players, play until ``duration`` or ``max_actions`` each, check."""
+    setup = GameClient(base_url, prefix)
+    try:
+        joined = []
+        for i in range(players):
+            status, answer, _ = setup.call("join", {"name": f"bot{i}"})
+            if status != 200:
+                raise RuntimeError(f"could not join the game: {status} {answer!r:.200}")
+            joined.append(answer["player"])
+        status, initial, _ = setup.call("state")
+        if status != 200:
+            raise RuntimeError(f"could not read the game's state: {status} {initial!r:.200}")
+    finally:
+        setup.close()
+    width, height = initial["width"], initial["height"]
+    simulated = [SimulatedPlayer(p["id"], (p["x"], p["y"]), random.Random(seed * 1000 + i),
+                                 width, height) for i, p in enumerate(joined)]
+    failures: list[str] = []
+    started = time.monotonic()
+    deadline = started + duration
+    threads = [threading.Thread(target=p.play, name=f"player-{p.id}",
+                                args=(GameClient(base_url, prefix), deadline, max_actions,
+                                      failures))
+               for p in simulated]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.monotonic() - started
+    events = [e for p in simulated for e in p.events]
+    by_action: dict[str, dict[int, int]] = {}
+    for e in events:
+        counts = by_action.setdefault(e.action, {})
+        counts[e.status] = counts.get(e.status, 0) + 1
+    return RunResult(len(events), elapsed, [e.seconds for e in events], by_action,
+                     check_run(initial, simulated), failures)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Simulated players load the A-star game and check its rules on "
+        "every answer; exits 1 on any violation.")
+    parser.add_argument("url", help="the server, e.g. http://127.0.0.1:8888")
+    parser.add_argument("--prefix", default="", help="where the game is mounted (e.g. /astar)")
+    parser.add_argument("--players", type=int, default=16, help="concurrent players (default 16)")
+    parser.add_argument("--duration", type=float, default=10.0, help="seconds (default 10)")
+    parser.add_argument("--max-actions", type=int, default=10**9,
+                        help="stop each player after this many actions")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the players' choices")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
+    result = run_players(args.url, players=args.players, duration=args.duration,
+                         max_actions=args.max_actions, prefix=args.prefix, seed=args.seed)
+    summary = result.summary()
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print(f"{summary['requests']} requests in {summary['seconds']}s: "
+              f"{summary['requests_per_second']} req/s, p50 {summary['p50_ms']} ms, "
+              f"p99 {summary['p99_ms']} ms, {summary['violations']} rule violations")
+        for line in result.violations[:10] + result.failures:
+            print("  " + line)
+    return 1 if result.violations or result.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

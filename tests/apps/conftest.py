@@ -1,0 +1,53 @@
+"""Servers for the apps' end-to-end tests: real subprocesses on free loopback ports.
+
+``demo_server`` is parametrised over the ways to serve the demo app: stock
+Tornado (``python -m apps.demo``) always, and ``tornado-stm serve`` once that
+command exists in this checkout.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from typing import Iterator
+
+import pytest
+
+from bench.serverproc import ServerProcess, free_port, start_server
+
+
+def tornado_stm_serve_exists() -> bool:
+    return importlib.util.find_spec("tornado_stm.serve") is not None
+
+
+def server_command(kind: str, target: str, port: int) -> list[str]:
+    """How to serve ``target`` (``module:factory``) on ``port`` with stock Tornado or tornado-stm."""
+    if kind == "stock":
+        module = target.split(":")[0]
+        return [sys.executable, "-m", module, "--port", str(port)]
+    return [sys.executable, "-m", "tornado_stm", "serve", target, "--port", str(port),
+            "--threads", "2"]
+
+
+SERVER_KINDS = [
+    "stock",
+    pytest.param("tornado-stm", marks=pytest.mark.skipif(
+        not tornado_stm_serve_exists(), reason="tornado-stm serve has not landed yet")),
+]
+
+
+def serve(kind: str, target: str, log_dir) -> ServerProcess:
+    port = free_port()
+    return start_server(server_command(kind, target, port), port,
+                        str(log_dir / f"{kind}-server.log"))
+
+
+@pytest.fixture(scope="module", params=SERVER_KINDS)
+def demo_server(request: pytest.FixtureRequest, tmp_path_factory) -> Iterator[ServerProcess]:
+    """The demo app (hello, primes, fib, the game under /astar) on a live server.
+
+    One server per test module: the tests tolerate each other's players.
+    """
+    server = serve(request.param, "apps.demo:make_app", tmp_path_factory.mktemp("server"))
+    yield server
+    server.stop()
