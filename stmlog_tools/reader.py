@@ -276,7 +276,7 @@ class LogReader:
                  chunk_size: int = DEFAULT_CHUNK_SIZE,
                  progress: ProgressCallback | None = None) -> None:
         self.path = os.fspath(path)
-        self.chunk_size = max(int(chunk_size), 4096)
+        self.chunk_size = max(int(chunk_size), 64)
         self.progress = progress
         self.warnings: list[str] = []
         self.markers: list[bytes] = [b""]
