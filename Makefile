@@ -2,6 +2,9 @@
 #
 #   make run          serve the demo apps on all cores at http://127.0.0.1:8888
 #   make test         the whole suite on the GIL CPython and on a free-threaded one
+#   make bench        every benchmark configuration side by side (about 6 minutes);
+#                     results in bench/results/latest and docs/benchmarks.md
+#   make bench-quick  the same in short runs (under 3 minutes)
 #
 # Two virtualenvs: .venv (the machine's python3, GIL build) and .venv-ft
 # (a free-threaded CPython found or built by scripts/python-ft).
@@ -55,6 +58,26 @@ test-gil: $(VENV_GIL)/$(STAMP)
 test-ft: $(VENV_FT)/$(STAMP)
 	@echo "== tests on the free-threaded build: $$($(VENV_FT)/bin/tornado-stm info)"
 	$(VENV_FT)/bin/python -m pytest $(PYTEST_ARGS)
+
+# The benchmark runs on the GIL venv (plus matplotlib for its plot) and
+# starts every peer server itself; bench/setup-peers installs PyPy, builds
+# .venv-pypy and the Go peer server.
+BENCH_STAMP := .installed-bench
+BENCH_ARGS  ?=
+.PHONY: bench-setup
+
+$(VENV_GIL)/$(BENCH_STAMP): $(VENV_GIL)/$(STAMP)
+	@$(VENV_GIL)/bin/python -m pip install -q -e ".[test,bench]"
+	@touch $@
+
+bench-setup: venv system-deps $(VENV_GIL)/$(BENCH_STAMP)
+	@bench/setup-peers
+
+bench: bench-setup
+	$(VENV_GIL)/bin/python -m bench.run --update-docs $(BENCH_ARGS)
+
+bench-quick: bench-setup
+	$(VENV_GIL)/bin/python -m bench.run --quick $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV_GIL) $(VENV_FT) build *.egg-info .pytest_cache

@@ -98,7 +98,7 @@ def shortest_path(grid: list[list[int]], start: Cell, goal: Cell) -> list[Cell] 
 class Game:
     """One shared map and its players."""
 
-    def __init__(self, width: int = 48, height: int = 32, wall_density: float = 0.2,
+    def __init__(self, width: int = 96, height: int = 64, wall_density: float = 0.2,
                  seed: int = 2014, max_players: int = 100) -> None:
         if width < 2 or height < 2:
             raise ValueError("the map needs at least 2 x 2 cells")

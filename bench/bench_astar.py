@@ -6,7 +6,7 @@ or the action budget runs out:
 
 =========  =====  ================================================
 move        50 %  one step in a random direction
-path        25 %  shortest path to a random cell within 12 steps
+path        25 %  shortest path to a random cell anywhere on the map
 state       10 %  the whole map and every player
 build        8 %  a wall on a random cell within 3 steps
 destroy      7 %  a wall seen in the last state within 3 steps
@@ -49,7 +49,6 @@ STEPS: tuple[Cell, ...] = ((1, 0), (-1, 0), (0, 1), (0, -1))
 
 #: The documented mix: (action, weight in percent).
 MIX = (("move", 50), ("path", 25), ("state", 10), ("build", 8), ("destroy", 7))
-PATH_RADIUS = 12
 WALL_RADIUS = 3
 
 
@@ -144,7 +143,8 @@ class SimulatedPlayer:
                 x, y = self.position[0] - dx, self.position[1] - dy
             return "move", {"player": self.id, "x": x, "y": y}
         if action == "path":
-            return "path", {"player": self.id, "to": list(self.near(PATH_RADIUS))}
+            goal = [self.rng.randrange(self.width), self.rng.randrange(self.height)]
+            return "path", {"player": self.id, "to": goal}
         if action == "state":
             return "state", None
         if action == "build":

@@ -54,17 +54,20 @@ class ServerProcess:
             return ""
 
     def stop(self, timeout: float = 15.0) -> int | None:
-        """SIGINT (a server's graceful stop), then SIGKILL; returns the exit code.
+        """SIGTERM (a graceful stop for tornado-stm serve), then SIGKILL; the exit code.
+
+        Not SIGINT: a process started from a background shell job inherits
+        SIGINT ignored, and a stock Tornado server would never see it.
 
         The server runs in its own process group, so forked workers (the
         multi-process peer) stop with it.
         """
         if self.process.poll() is None:
-            self._signal_group(signal.SIGINT)
+            self._signal_group(signal.SIGTERM)
             try:
                 self.process.wait(timeout)
             except subprocess.TimeoutExpired:
-                log.warning("%s did not stop on SIGINT; killing it", self.argv[0])
+                log.warning("%s did not stop on SIGTERM; killing it", " ".join(self.argv[:4]))
                 self._signal_group(signal.SIGKILL)
                 self.process.wait(5)
         # Forked children may outlive the parent by a moment.

@@ -1,0 +1,147 @@
+"""The configurations the benchmark compares, and how to start each one's server.
+
+A configuration is one way a user could serve a workload: stock Tornado on
+the GIL CPython, on the free-threaded CPython or on PyPy; N forked processes
+sharing the port; tornado-stm with 1..cores threads; a Go net/http server.
+Each knows how to build its server's command line for a port, or says in
+one line why it is not available on this machine (never a fake number).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from bench.serverproc import REPO_ROOT
+
+#: Where `make bench` puts the Go peer server it builds.
+GO_SERVER = os.path.join(REPO_ROOT, "bench", "results", "bin", "goserver")
+
+INTERPRETERS = {
+    "gil": (os.path.join(REPO_ROOT, ".venv", "bin", "python"), "CPython (GIL)"),
+    "ft": (os.path.join(REPO_ROOT, ".venv-ft", "bin", "python"), "CPython free-threaded"),
+    "pypy": (os.path.join(REPO_ROOT, ".venv-pypy", "bin", "python"), "PyPy"),
+}
+
+#: The module each workload's stock server runs, and its factory for tornado-stm.
+APP_MODULES = {"primes": "apps.primes", "hello": "apps.primes", "astar": "apps.astar"}
+
+
+@dataclass
+class Config:
+    """One row of the results table."""
+
+    workload: str       # primes | astar | hello
+    key: str            # short and stable, e.g. "stm-2"
+    label: str          # what the table shows
+    family: str         # stock | processes | stm | go (colours of the plot)
+    argv: list[str] | None = None   # with "{port}" where the port goes
+    unavailable: str | None = None  # why this row has no numbers
+    stm_log: bool = False           # collect a PYPYSTM log (tornado-stm rows)
+    interpreter: str | None = None  # key of INTERPRETERS, for the table
+    env: dict[str, str] = field(default_factory=dict)
+
+    def command(self, port: int) -> list[str]:
+        assert self.argv is not None
+        return [a.replace("{port}", str(port)) for a in self.argv]
+
+
+@lru_cache(maxsize=None)
+def interpreter_problem(name: str) -> str | None:
+    """None when the interpreter's venv works and has Tornado, else why not."""
+    python, label = INTERPRETERS[name]
+    if not os.path.exists(python):
+        return f"no {label} venv ({os.path.relpath(os.path.dirname(os.path.dirname(python)), REPO_ROOT)}); `make bench` sets it up"
+    done = subprocess.run([python, "-c", "import tornado"], capture_output=True, text=True,
+                          timeout=60)
+    if done.returncode != 0:
+        return f"{label} venv has no Tornado"
+    return None
+
+
+@lru_cache(maxsize=None)
+def interpreter_version(name: str) -> str:
+    python, label = INTERPRETERS[name]
+    if interpreter_problem(name):
+        return label
+    code = ("import sys, platform; ft = hasattr(sys, '_is_gil_enabled') and not "
+            "sys._is_gil_enabled(); print(platform.python_implementation(), "
+            "platform.python_version() + ('t' if ft else ''))")
+    return subprocess.run([python, "-c", code], capture_output=True, text=True,
+                          timeout=60).stdout.strip() or label
+
+
+@lru_cache(maxsize=None)
+def tornado_stm_problem() -> str | None:
+    if interpreter_problem("ft"):
+        return interpreter_problem("ft")
+    done = subprocess.run([INTERPRETERS["ft"][0], "-c", "import tornado_stm.serve"],
+                          capture_output=True, text=True, timeout=60, cwd=REPO_ROOT)
+    if done.returncode != 0:
+        return "`tornado-stm serve` is not in this checkout yet"
+    return None
+
+
+def stock(workload: str, interpreter: str) -> Config:
+    python, label = INTERPRETERS[interpreter]
+    problem = interpreter_problem(interpreter)
+    return Config(workload, f"stock-{interpreter}",
+                  f"stock Tornado, {interpreter_version(interpreter)}", "stock",
+                  None if problem else [python, "-m", APP_MODULES[workload], "--port", "{port}"],
+                  problem, interpreter=interpreter)
+
+
+def processes(workload: str, count: int) -> Config:
+    label = f"Tornado, {count} processes sharing the port, {interpreter_version('gil')}"
+    if workload == "astar":
+        return Config(workload, f"processes-{count}", label, "processes",
+                      unavailable="not a valid peer: the map is shared state, "
+                      "each process would have its own game")
+    problem = interpreter_problem("gil")
+    return Config(workload, f"processes-{count}", label, "processes",
+                  None if problem else [INTERPRETERS["gil"][0], "-m", APP_MODULES[workload],
+                                        "--port", "{port}", "--processes", str(count)],
+                  problem, interpreter="gil")
+
+
+def tornado_stm(workload: str, threads: int, *, pipelining: bool = True,
+                stm_log: bool = True) -> Config:
+    key = f"stm-{threads}" + ("" if pipelining else "-nopipe")
+    label = (f"tornado-stm, {threads} thread{'s' if threads > 1 else ''}, "
+             f"{interpreter_version('ft')}" + ("" if pipelining else ", pipelining off"))
+    problem = tornado_stm_problem()
+    argv = [INTERPRETERS["ft"][0], "-m", "tornado_stm", "serve",
+            f"{APP_MODULES[workload]}:make_app", "--port", "{port}", "--threads", str(threads),
+            # Closed-loop clients leave up to one request per user in flight
+            # when they stop; do not wait long for those before writing the log.
+            "--shutdown-timeout", "2"]
+    if not pipelining:
+        argv.append("--no-pipelining")
+    return Config(workload, key, label, "stm", None if problem else argv, problem,
+                  stm_log=stm_log, interpreter="ft")
+
+
+def go_server(workload: str) -> Config:
+    problem = None if os.path.exists(GO_SERVER) else \
+        "the Go peer server is not built (needs `go`; `make bench` builds it)"
+    return Config(workload, "go", "Go net/http, same algorithm", "go",
+                  None if problem else [GO_SERVER, "--port", "{port}"], problem)
+
+
+def all_configs(cores: int) -> list[Config]:
+    """Every row, in the order of the table: primes, A-star, then hello world."""
+    threads = range(1, cores + 1)
+    primes = [stock("primes", "gil"), stock("primes", "ft"), stock("primes", "pypy"),
+              processes("primes", cores)]
+    primes += [tornado_stm("primes", n) for n in threads]
+    primes += [tornado_stm("primes", cores, pipelining=False), go_server("primes")]
+    astar = [stock("astar", "gil"), stock("astar", "ft"), stock("astar", "pypy"),
+             processes("astar", cores)]
+    astar += [tornado_stm("astar", n) for n in threads]
+    # Hello world measures the loop itself: no PYPYSTM log, which costs per request.
+    hello = [stock("hello", "gil"), stock("hello", "ft"),
+             tornado_stm("hello", cores, stm_log=False),
+             tornado_stm("hello", cores, pipelining=False, stm_log=False)]
+    return primes + astar + hello

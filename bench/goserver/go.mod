@@ -1,0 +1,3 @@
+module tornado-stm/bench/goserver
+
+go 1.21

@@ -1,0 +1,165 @@
+"""The benchmark's results as people read them: a markdown table and a PNG plot.
+
+``write_all`` writes ``results.json``, ``results.md`` and ``results.png``;
+``update_docs`` puts the table and the plot into docs/benchmarks.md between
+its ``results`` markers, leaving the hand-written text around them alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from typing import Any
+
+from bench.serverproc import REPO_ROOT
+
+DOCS_PAGE = os.path.join(REPO_ROOT, "docs", "benchmarks.md")
+DOCS_PLOT = os.path.join(REPO_ROOT, "docs", "benchmarks.png")
+BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
+
+WORKLOAD_TITLES = {
+    "primes": "Primes (CPU-bound, no shared state)",
+    "astar": "A-star game (shared map, rules checked)",
+    "hello": "Hello world (the loop's own cost)",
+}
+FAMILY_COLOURS = {"stock": "#7f7f7f", "processes": "#bcbd22", "stm": "#1f77b4", "go": "#2ca02c"}
+
+
+def with_ratios(rows: list[dict]) -> list[dict]:
+    """Adds ``ratio_to_stock_gil``: req/s over stock Tornado on the GIL build, same workload."""
+    base = {r["workload"]: r.get("requests_per_second") for r in rows
+            if r["key"] == "stock-gil" and r.get("status") == "ok"}
+    for r in rows:
+        rate, reference = r.get("requests_per_second"), base.get(r["workload"])
+        r["ratio_to_stock_gil"] = (round(rate / reference, 2)
+                                   if r.get("status") == "ok" and rate and reference else None)
+    return rows
+
+
+def number(value: Any, digits: int = 1) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:,.{digits}f}"
+    return f"{value:,}"
+
+
+def one_line(row: dict) -> str:
+    if row.get("status") != "ok" and row.get("status") != "violations":
+        return f"{row.get('status')}: {str(row.get('reason', '')).splitlines()[0] if row.get('reason') else ''}"
+    text = (f"{number(row.get('requests_per_second'), 2)} req/s, p50 "
+            f"{number(row.get('p50_ms'))} ms, p99 {number(row.get('p99_ms'))} ms")
+    if row.get("failures"):
+        text += f", {row['failures']} failed requests"
+    if row.get("violations"):
+        text += f", {row['violations']} RULE VIOLATIONS"
+    stm = row.get("stm")
+    if stm:
+        text += f"; aborts {number(stm.get('aborts'))}, inevitable {number(stm.get('inevitable'))}"
+    return text
+
+
+def notes(row: dict) -> str:
+    parts = []
+    if row.get("status") not in ("ok", "violations"):
+        parts.append(f"{row.get('status')}: {str(row.get('reason', '')).splitlines()[0]}")
+    if row.get("violations"):
+        parts.append(f"**{row['violations']} rule violations**")
+    if row.get("failures"):
+        parts.append(f"{row['failures']} failed requests")
+    if row.get("backend") and row.get("family") == "stm":
+        parts.append(f"backend: {row['backend']}")
+    stm = row.get("stm") or {}
+    if stm.get("note"):
+        parts.append(stm["note"])
+    if stm.get("top_conflict"):
+        parts.append(f"top conflict: {stm['top_conflict']}")
+    return "; ".join(parts).replace("|", "\\|")
+
+
+def markdown(results: dict) -> str:
+    machine = results["machine"]
+    lines = [f"Run {results['date']} with `{results['command']}` "
+             f"({results['seconds']:.0f} s) on {machine['cores']} cores, {machine['cpu']}, "
+             f"{machine['memory']}, {machine['system']}.", ""]
+    for workload, title in WORKLOAD_TITLES.items():
+        rows = [r for r in results["rows"] if r["workload"] == workload]
+        if not rows:
+            continue
+        lines += [f"### {title}", "", f"Load: {results['loads'][workload]}.", "",
+                  "| configuration | req/s | p50 ms | p99 ms | × stock GIL | aborts | "
+                  "inevitable | notes |",
+                  "|---|---:|---:|---:|---:|---:|---:|---|"]
+        for r in rows:
+            stm = r.get("stm") or {}
+            ratio = r.get("ratio_to_stock_gil")
+            lines.append(
+                f"| {r['label']} | {number(r.get('requests_per_second'), 1)} | "
+                f"{number(r.get('p50_ms'))} | {number(r.get('p99_ms'))} | "
+                f"{'–' if ratio is None else f'{ratio:.2f}x'} | {number(stm.get('aborts'))} | "
+                f"{number(stm.get('inevitable'))} | {notes(r)} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def plot(results: dict, path: str) -> None:
+    """Horizontal bars of req/s, one panel per workload, coloured by family."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    workloads = [w for w in WORKLOAD_TITLES if any(r["workload"] == w for r in results["rows"])]
+    heights = [max(1, sum(1 for r in results["rows"] if r["workload"] == w)) for w in workloads]
+    fig, axes = plt.subplots(len(workloads), 1, figsize=(10, 1.2 + 0.45 * sum(heights)),
+                             gridspec_kw={"height_ratios": heights}, squeeze=False)
+    for ax, workload in zip(axes[:, 0], workloads):
+        rows = [r for r in results["rows"] if r["workload"] == workload][::-1]
+        values = [r.get("requests_per_second") or 0 for r in rows]
+        bars = ax.barh(range(len(rows)), values,
+                       color=[FAMILY_COLOURS.get(r["family"], "#999999") for r in rows])
+        ax.set_yticks(range(len(rows)), [r["label"] for r in rows], fontsize=8)
+        ax.set_title(f"{WORKLOAD_TITLES[workload]} — {results['loads'][workload]}", fontsize=9,
+                     loc="left")
+        ax.set_xlabel("requests per second (higher is better)", fontsize=8)
+        ax.tick_params(axis="x", labelsize=8)
+        top = max(values) if any(values) else 1
+        ax.set_xlim(0, top * 1.25)
+        for bar, r in zip(bars, rows):
+            if r.get("status") == "ok":
+                ratio = r.get("ratio_to_stock_gil")
+                text = f" {r['requests_per_second']:,.1f}" + (f"  ({ratio:.2f}x)" if ratio else "")
+            else:
+                text = f" {r.get('status')}"
+            ax.text(bar.get_width(), bar.get_y() + bar.get_height() / 2, text, va="center",
+                    fontsize=7)
+    fig.suptitle(f"tornado-stm benchmarks, {results['date']}, {results['machine']['cores']} cores",
+                 fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write_all(results: dict, out_dir: str) -> dict[str, str]:
+    paths = {kind: os.path.join(out_dir, f"results.{kind}") for kind in ("json", "md", "png")}
+    with open(paths["json"], "w") as f:
+        json.dump(results, f, indent=2)
+    with open(paths["md"], "w") as f:
+        f.write(markdown(results))
+    plot(results, paths["png"])
+    return paths
+
+
+def update_docs(results: dict, png_path: str) -> None:
+    """Replace the generated part of docs/benchmarks.md and its plot."""
+    shutil.copyfile(png_path, DOCS_PLOT)
+    block = f"{BEGIN}\n{markdown(results)}\n![req/s by configuration](benchmarks.png)\n{END}"
+    with open(DOCS_PAGE) as f:
+        page = f.read()
+    if BEGIN not in page or END not in page:
+        raise SystemExit(f"{DOCS_PAGE} lacks the {BEGIN} ... {END} markers")
+    head, rest = page.split(BEGIN, 1)
+    tail = rest.split(END, 1)[1]
+    with open(DOCS_PAGE, "w") as f:
+        f.write(head + block + tail)
