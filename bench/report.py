@@ -27,13 +27,22 @@ FAMILY_COLOURS = {"stock": "#7f7f7f", "processes": "#bcbd22", "stm": "#1f77b4", 
 
 
 def with_ratios(rows: list[dict]) -> list[dict]:
-    """Adds ``ratio_to_stock_gil``: req/s over stock Tornado on the GIL build, same workload."""
-    base = {r["workload"]: r.get("requests_per_second") for r in rows
-            if r["key"] == "stock-gil" and r.get("status") == "ok"}
+    """Adds req/s ratios to stock Tornado on the same workload.
+
+    ``ratio_to_stock_gil``: over stock Tornado on the GIL build (the table's
+    reference); ``ratio_to_stock_same``: over stock Tornado on the row's own
+    interpreter (what tornado-stm adds to the interpreter it runs on).
+    """
+    stock = {(r["workload"], r["interpreter"]): r.get("requests_per_second") for r in rows
+             if r["key"].startswith("stock-") and r.get("status") == "ok"}
+
+    def ratio(rate: float | None, reference: float | None) -> float | None:
+        return round(rate / reference, 2) if rate and reference else None
+
     for r in rows:
-        rate, reference = r.get("requests_per_second"), base.get(r["workload"])
-        r["ratio_to_stock_gil"] = (round(rate / reference, 2)
-                                   if r.get("status") == "ok" and rate and reference else None)
+        rate = r.get("requests_per_second") if r.get("status") == "ok" else None
+        r["ratio_to_stock_gil"] = ratio(rate, stock.get((r["workload"], "gil")))
+        r["ratio_to_stock_same"] = ratio(rate, stock.get((r["workload"], r.get("interpreter"))))
     return rows
 
 
@@ -43,6 +52,10 @@ def number(value: Any, digits: int = 1) -> str:
     if isinstance(value, float):
         return f"{value:,.{digits}f}"
     return f"{value:,}"
+
+
+def times(ratio: float | None) -> str:
+    return "–" if ratio is None else f"{ratio:.2f}x"
 
 
 def one_line(row: dict) -> str:
@@ -88,17 +101,16 @@ def markdown(results: dict) -> str:
         if not rows:
             continue
         lines += [f"### {title}", "", f"Load: {results['loads'][workload]}.", "",
-                  "| configuration | req/s | p50 ms | p99 ms | × stock GIL | aborts | "
-                  "inevitable | notes |",
-                  "|---|---:|---:|---:|---:|---:|---:|---|"]
+                  "| configuration | req/s | p50 ms | p99 ms | × stock GIL | "
+                  "× stock, same interpreter | aborts | inevitable | notes |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
         for r in rows:
             stm = r.get("stm") or {}
-            ratio = r.get("ratio_to_stock_gil")
             lines.append(
                 f"| {r['label']} | {number(r.get('requests_per_second'), 1)} | "
                 f"{number(r.get('p50_ms'))} | {number(r.get('p99_ms'))} | "
-                f"{'–' if ratio is None else f'{ratio:.2f}x'} | {number(stm.get('aborts'))} | "
-                f"{number(stm.get('inevitable'))} | {notes(r)} |")
+                f"{times(r.get('ratio_to_stock_gil'))} | {times(r.get('ratio_to_stock_same'))} | "
+                f"{number(stm.get('aborts'))} | {number(stm.get('inevitable'))} | {notes(r)} |")
         lines.append("")
     return "\n".join(lines)
 
@@ -112,7 +124,7 @@ def plot(results: dict, path: str) -> None:
 
     workloads = [w for w in WORKLOAD_TITLES if any(r["workload"] == w for r in results["rows"])]
     heights = [max(1, sum(1 for r in results["rows"] if r["workload"] == w)) for w in workloads]
-    fig, axes = plt.subplots(len(workloads), 1, figsize=(10, 1.2 + 0.45 * sum(heights)),
+    fig, axes = plt.subplots(len(workloads), 1, figsize=(10, 1.2 + 0.55 * sum(heights)),
                              gridspec_kw={"height_ratios": heights}, squeeze=False)
     for ax, workload in zip(axes[:, 0], workloads):
         rows = [r for r in results["rows"] if r["workload"] == workload][::-1]
@@ -120,7 +132,7 @@ def plot(results: dict, path: str) -> None:
         bars = ax.barh(range(len(rows)), values,
                        color=[FAMILY_COLOURS.get(r["family"], "#999999") for r in rows])
         ax.set_yticks(range(len(rows)), [r["label"] for r in rows], fontsize=8)
-        ax.set_title(f"{WORKLOAD_TITLES[workload]} — {results['loads'][workload]}", fontsize=9,
+        ax.set_title(f"{WORKLOAD_TITLES[workload]}\n{results['loads'][workload]}", fontsize=9,
                      loc="left")
         ax.set_xlabel("requests per second (higher is better)", fontsize=8)
         ax.tick_params(axis="x", labelsize=8)

@@ -159,7 +159,7 @@ def run_config(config: Config, settings: Settings, out_dir: str,
         # A tornado-stm server finishes the requests queued in it, then
         # writes its PYPYSTM log: give it time, or the log is lost.
         row["server_exit"] = server.stop(timeout=90 if config.stm_log else 15)
-        banner = re.search(r"backend: (.*)", server.output_tail(200))
+        banner = re.search(r"backend: (.*)", server.output_head())
         if banner:
             row["backend"] = banner.group(1).strip()
     if row.get("status") == "ok" and row.get("violations"):

@@ -46,6 +46,13 @@ class ServerProcess:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    def output_head(self, lines: int = 20) -> str:
+        try:
+            with open(self.output_path, errors="replace") as f:
+                return "".join(line for _, line in zip(range(lines), f))
+        except OSError:
+            return ""
+
     def output_tail(self, lines: int = 20) -> str:
         try:
             with open(self.output_path, errors="replace") as f:

@@ -40,7 +40,7 @@ def stm_stats(log_path: str, python: str = sys.executable) -> dict[str, Any]:
         stats["inevitable"] = count_events(log_path, "BECOME_INEVITABLE")
     except Exception as exc:  # an unreadable log is a finding, not a crash
         notes.append(f"counting events failed: {exc}")
-    stats["note"] = "; ".join(notes) or None
+    stats["note"] = "; ".join(notes).replace(os.getcwd() + os.sep, "") or None
     return stats
 
 
