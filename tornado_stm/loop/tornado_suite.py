@@ -1,7 +1,7 @@
 """Run Tornado's own test suite on the transactional loop (or on stock asyncio).
 
-    python -m tornado_stm.loop.tornado_suite [--stock] [--threads N]
-        [--no-pipelining] [TEST ...]
+    python -m tornado_stm.loop.tornado_suite [--stock | --hand-off]
+        [--threads N] [--no-pipelining] [TEST ...]
 
 TEST names are those ``python -m tornado.test.runtests`` takes
 (``tornado.test.web_test``, ``tornado.test.web_test.ErrorResponseTest``...);
@@ -9,28 +9,115 @@ none means the whole suite. ``--stock`` runs the same tests on asyncio's own
 loop, the reference to compare with. The tests come from the installed
 ``tornado`` package, unchanged: every ``IOLoop`` and ``asyncio.run`` they
 create gets a transactional loop through :func:`tornado_stm.loop.install`.
+
+Tornado's code never gives the world lock up by itself, so on the plain
+transactional loop every handle runs on the thread that called
+``run_forever``. ``--hand-off`` makes the suite exercise what application
+sections do: every task step and every other handle gives W up as it
+starts and takes it back (``WORLD_LOCK.suspend()``/``resume()``), so other
+threads run the loop's handles in between, the current task is swapped
+out and back, and handles land on whichever thread holds W.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import collections.abc
 import sys
-from typing import Optional
+from typing import Any, Optional
+
+from tornado_stm.stm.worldlock import WORLD_LOCK
+
+
+def _give_world_lock_up_and_back() -> None:
+    WORLD_LOCK.resume(WORLD_LOCK.suspend())
+
+
+class _HandingOffCoroutine(collections.abc.Coroutine):
+    """A coroutine whose every step first gives W up, as an atomic section would."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def send(self, value: Any) -> Any:
+        _give_world_lock_up_and_back()
+        return self._inner.send(value)
+
+    def throw(self, *exc_info: Any) -> Any:
+        _give_world_lock_up_and_back()
+        return self._inner.throw(*exc_info)
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def __await__(self) -> Any:
+        return self
+
+    def __iter__(self) -> Any:
+        return self
+
+    def __next__(self) -> Any:
+        return self.send(None)
+
+    def __getattr__(self, name: str) -> Any:  # cr_frame, cr_code... for repr and debugging
+        return getattr(self._inner, name)
+
+
+def _handing_off_task_factory(loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any) -> asyncio.Task:
+    return asyncio.Task(_HandingOffCoroutine(coro), loop=loop, **kwargs)
+
+
+def _install_hand_off(threads: Optional[int], pipelining: bool) -> None:
+    from tornado_stm.loop import TransactionalEventLoop, TransactionalEventLoopPolicy
+
+    class HandingOffEventLoop(TransactionalEventLoop):
+        def __init__(self) -> None:
+            super().__init__(threads=threads, pipelining=pipelining)
+            self.set_task_factory(_handing_off_task_factory)
+
+        def _run_handle(self, handle: Any, key: Any, is_loop_thread: bool) -> None:
+            # Hand off inside the handle, where a section would: the handle
+            # has started, so a cancel() meanwhile does not stop it.
+            callback = handle._callback
+
+            def handing_off(*args: Any) -> Any:
+                _give_world_lock_up_and_back()
+                return callback(*args)
+
+            handle._callback = handing_off
+            try:
+                super()._run_handle(handle, key, is_loop_thread)
+            finally:
+                if handle._callback is handing_off:
+                    handle._callback = callback
+
+    class HandingOffPolicy(TransactionalEventLoopPolicy):
+        def new_event_loop(self) -> TransactionalEventLoop:
+            return HandingOffEventLoop()
+
+    asyncio.set_event_loop_policy(HandingOffPolicy())
 
 
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m tornado_stm.loop.tornado_suite",
         description="Run Tornado's test suite with the transactional event loop installed.")
-    parser.add_argument("--stock", action="store_true",
-                        help="use asyncio's own event loop instead (the reference)")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--stock", action="store_true",
+                      help="use asyncio's own event loop instead (the reference)")
+    mode.add_argument("--hand-off", action="store_true",
+                      help="give the world lock up at every task step and handle, "
+                      "so that handles run on several threads")
     parser.add_argument("--threads", type=int, default=None,
                         help="threads per transactional loop (default: one per core)")
     parser.add_argument("--no-pipelining", dest="pipelining", action="store_false")
     parser.add_argument("tests", nargs="*", metavar="TEST",
                         help="test modules, classes or methods (default: all)")
     args, runner_options = parser.parse_known_args(argv)
-    if not args.stock:
+    if args.hand_off:
+        _install_hand_off(args.threads, args.pipelining)
+    elif not args.stock:
         from tornado_stm.loop import install
         install(threads=args.threads, pipelining=args.pipelining)
     from tornado.test import runtests
