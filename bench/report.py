@@ -8,11 +8,14 @@ its ``results`` markers, leaving the hand-written text around them alone.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 from typing import Any
 
 from bench.serverproc import REPO_ROOT
+
+log = logging.getLogger(__name__)
 
 DOCS_PAGE = os.path.join(REPO_ROOT, "docs", "benchmarks.md")
 DOCS_PLOT = os.path.join(REPO_ROOT, "docs", "benchmarks.png")
@@ -154,18 +157,25 @@ def plot(results: dict, path: str) -> None:
 
 
 def write_all(results: dict, out_dir: str) -> dict[str, str]:
+    """Writes results.json, results.md and (with matplotlib) results.png."""
     paths = {kind: os.path.join(out_dir, f"results.{kind}") for kind in ("json", "md", "png")}
     with open(paths["json"], "w") as f:
         json.dump(results, f, indent=2)
     with open(paths["md"], "w") as f:
         f.write(markdown(results))
-    plot(results, paths["png"])
+    try:
+        plot(results, paths["png"])
+    except ImportError:
+        log.warning("no PNG plot: matplotlib is missing (pip install -e '.[bench]', "
+                    "which `make bench` does)")
+        del paths["png"]
     return paths
 
 
-def update_docs(results: dict, png_path: str) -> None:
+def update_docs(results: dict, png_path: str | None) -> None:
     """Replace the generated part of docs/benchmarks.md and its plot."""
-    shutil.copyfile(png_path, DOCS_PLOT)
+    if png_path:
+        shutil.copyfile(png_path, DOCS_PLOT)
     block = f"{BEGIN}\n{markdown(results)}\n![req/s by configuration](benchmarks.png)\n{END}"
     with open(DOCS_PAGE) as f:
         page = f.read()

@@ -203,7 +203,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--astar-seconds", type=float, help="bench_astar duration (20, quick 6)")
     parser.add_argument("--hello-seconds", type=float, help="wrk duration (10, quick 4)")
     parser.add_argument("--warmup-seconds", type=float, help="load before measuring (3, quick 1)")
-    parser.add_argument("--out", help="results directory (default bench/results/<UTC time>)")
+    parser.add_argument("--out", help="results directory (default bench/results/<UTC time>, "
+                        "then copied to bench/results/latest)")
     parser.add_argument("--update-docs", action="store_true",
                         help="also write the table and plot into docs/benchmarks.md")
     args = parser.parse_args(argv)
@@ -236,11 +237,11 @@ def main(argv: list[str] | None = None) -> int:
     }
     paths = report.write_all(results, out_dir)
     latest = os.path.join(RESULTS_DIR, "latest")
-    if os.path.abspath(out_dir) != os.path.abspath(latest):
+    if not args.out:
         shutil.rmtree(latest, ignore_errors=True)
         shutil.copytree(out_dir, latest, ignore=shutil.ignore_patterns("*.pypystm", "*.log"))
     if args.update_docs:
-        report.update_docs(results, paths["png"])
+        report.update_docs(results, paths.get("png"))
     log.info("done in %.0fs: %s", time.time() - started, ", ".join(paths.values()))
 
     bad = [r for r in rows if r.get("status") in ("failed", "violations")]

@@ -1,0 +1,88 @@
+"""The benchmark's own machinery against real servers: load generators, a short run.
+
+Only what the bench reports is checked (rows, statuses, files), never how
+fast anything was: timings belong to the benchmark, not to pass/fail tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+
+import pytest
+
+from bench import loadgen
+from bench.configs import all_configs
+from bench.serverproc import free_port, start_server
+
+needs = pytest.mark.skipif(not (shutil.which("siege") and shutil.which("wrk")),
+                           reason="siege and wrk come from scripts/install-system-deps")
+
+
+@pytest.fixture(scope="module")
+def primes_server(tmp_path_factory):
+    port = free_port()
+    server = start_server([sys.executable, "-m", "apps.primes", "--port", str(port)], port,
+                          str(tmp_path_factory.mktemp("primes") / "server.log"))
+    yield server
+    server.stop()
+
+
+@needs
+def test_siege_counts_requests_and_latencies(primes_server) -> None:
+    load = loadgen.run_siege(primes_server.url + "/primes/100", concurrency=2, seconds=1)
+    assert load.tool == "siege" and load.failures == 0 and load.requests > 0
+    assert load.requests_per_second > 0 and load.p50_ms is not None
+    assert load.p50_ms <= load.p99_ms
+
+
+@needs
+def test_wrk_counts_requests_and_latencies(primes_server) -> None:
+    load = loadgen.run_wrk(primes_server.url + "/", connections=4, seconds=1, threads=1)
+    assert load.tool == "wrk" and load.failures == 0 and load.requests > 0
+    assert 0 < load.p50_ms <= load.p99_ms
+
+
+@needs
+def test_wrk_counts_error_answers_as_failures(primes_server) -> None:
+    load = loadgen.run_wrk(primes_server.url + "/primes/abc", connections=2, seconds=1,
+                           threads=1)
+    assert load.requests > 0 and load.failures == load.requests
+
+
+def test_parsers_reject_output_they_do_not_understand() -> None:
+    with pytest.raises(loadgen.LoadFailed, match="siege printed no"):
+        loadgen.parse_siege("", "siege: command not understood")
+    with pytest.raises(loadgen.LoadFailed, match="wrk printed no totals"):
+        loadgen.parse_wrk("unable to connect to 127.0.0.1:1 Connection refused")
+
+
+@needs
+def test_a_short_bench_run_writes_json_and_a_table(tmp_path) -> None:
+    from bench import run
+
+    status = run.main(["--only", "hello", "--hello-seconds", "1", "--warmup-seconds", "0.2",
+                       "--out", str(tmp_path)])
+    results = json.loads((tmp_path / "results.json").read_text())
+    rows = {r["key"]: r for r in results["rows"]}
+    assert status == (1 if any(r["status"] == "failed" for r in rows.values()) else 0)
+    assert set(rows) == {c.key for c in all_configs(os.cpu_count()) if c.workload == "hello"}
+    for row in rows.values():
+        # Every row either has numbers or says why it has none.
+        assert row["status"] in ("ok", "not available", "failed")
+        if row["status"] == "ok":
+            assert row["requests"] > 0 and row["requests_per_second"] > 0
+        else:
+            assert row["reason"]
+    ok_stock = [r for r in rows.values() if r["key"] == "stock-gil" and r["status"] == "ok"]
+    if ok_stock:
+        assert ok_stock[0]["ratio_to_stock_gil"] == 1.0
+    table = (tmp_path / "results.md").read_text()
+    assert "| configuration | req/s |" in table and "Hello world" in table
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return
+    assert (tmp_path / "results.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
