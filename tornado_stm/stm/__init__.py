@@ -1,4 +1,56 @@
 """The STM engine: atomic sections, barriers, commit, abort and retry.
 
-See docs/architecture.md and docs/semantics.md.
+Interface for the rest of tornado-stm:
+
+* :func:`run_section(fn, args, kwargs)` runs one call as an atomic section
+  (retried until it commits). On a thread holding the world lock W it
+  gives W up while optimistic and ends holding W again; on other threads
+  it takes W only to commit or become inevitable. Calls made while a
+  section runs are plain calls.
+* :func:`entry` wraps a function so that calls from outside any section
+  start one (the instrumenter applies it to every application function).
+* :func:`stats` returns a snapshot dict: ``commits``, ``aborts``,
+  ``aborts_by_cause``, ``inevitable``, ``inevitable_by_cause``,
+  ``wait_w_seconds`` and per-thread figures under ``threads``;
+  :func:`reset_stats` zeroes them.
+* :func:`flush_log` flushes the PYPYSTM log (written when ``$PYPYSTM``
+  names a file); the log is also closed at exit.
+* :func:`current` is the running transaction (None outside sections);
+  :func:`is_atomic` tells whether the caller is inside a section;
+  :func:`become_inevitable` makes the running section inevitable.
+
+Modules: ``versions`` (clock and versioned locks), ``txn`` (transaction
+descriptor and commit protocol), ``section`` (the retry loop and W),
+``barriers`` (the hot path the instrumented code calls), ``policy`` (the
+safe-call table), ``attrkinds`` (what an attribute access may run),
+``stats``, ``log`` (the PYPYSTM writer), ``worldlock`` (W), ``registry``
+(which code is instrumented). The protocol is described in ``txn``.
 """
+
+from __future__ import annotations
+
+from tornado_stm.stm.log import flush_log
+from tornado_stm.stm.section import MAX_ABORTS, entry, run_section
+from tornado_stm.stm.stats import reset as reset_stats
+from tornado_stm.stm.stats import snapshot as stats
+from tornado_stm.stm.txn import AbortSection, current
+from tornado_stm.stm.worldlock import WORLD_LOCK
+
+__all__ = ["AbortSection", "MAX_ABORTS", "WORLD_LOCK", "become_inevitable", "current", "entry",
+           "flush_log", "is_atomic", "reset_stats", "run_section", "stats"]
+
+
+def is_atomic() -> bool:
+    """True inside an atomic section."""
+    return current() is not None
+
+
+def become_inevitable(cause: str = "requested") -> None:
+    """Make the running section inevitable (no-op outside sections)."""
+    tx = current()
+    if tx is not None:
+        tx.become_inevitable(cause)
+
+
+# The barriers module registers its special calls with the policy on import.
+from tornado_stm.stm import barriers as _barriers  # noqa: E402,F401

@@ -1,0 +1,127 @@
+"""How reading or writing ``obj.name`` behaves, per (type, name), cached.
+
+An attribute access in plain Python may run code: a property getter, a
+descriptor's ``__get__``, a custom ``__setattr__``. The barriers must
+know whether that code is instrumented (then it simply runs, its own
+accesses are barriered), known safe by the policy table, or unknown (then
+the section becomes inevitable before running it). This module answers
+that question once per (type, name) and caches the answer. Classes are
+assumed not to gain or lose descriptors after their first use (see
+docs/semantics.md).
+"""
+
+from __future__ import annotations
+
+import threading
+from types import FunctionType, MemberDescriptorType, ModuleType
+from typing import Optional
+
+from tornado_stm.stm import policy
+from tornado_stm.stm.registry import INSTRUMENTED_CODES
+
+# Read kinds.
+PLAIN = 0         # an instance attribute or a method: versioned per (obj, name)
+CLASS_VALUE = 1   # a plain value found in a class: versioned per (obj, name) and (class, name)
+RUN = 2           # instrumented or safe code runs: call getattr() as is
+UNSAFE = 3        # unknown code would run: become inevitable first
+IMMUTABLE = 4     # an immutable builtin value: nothing to track
+MODULE = 5        # a module attribute: a key of the module's globals
+NONDATA = 6       # an unknown non-data descriptor: safe only if the instance dict has the name
+
+# Write kinds.
+W_PLAIN = 0       # goes to the redo log
+W_RUN = 1         # an instrumented property setter or __setattr__: call it
+W_UNSAFE = 2      # unknown code: inevitable first
+
+IMMUTABLE_TYPES = frozenset({int, float, complex, str, bytes, bool, type(None), tuple,
+                             frozenset, range, slice, type(Ellipsis)})
+CONTAINER_TYPES = (list, dict, set)
+
+_SAFE_SETATTRS = (object.__setattr__, type.__setattr__)
+_lock = threading.Lock()
+_read_cache: dict[tuple[type, str], tuple[int, Optional[type]]] = {}
+_write_cache: dict[tuple[type, str], int] = {}
+
+
+def _find(klass: type, name: str) -> tuple[Optional[type], object]:
+    for base in klass.__mro__:
+        if name in base.__dict__:
+            return base, base.__dict__[name]
+    return None, None
+
+
+def _code_is_safe(fn: object) -> bool:
+    if type(fn) is FunctionType and fn.__code__ in INSTRUMENTED_CODES:
+        return True
+    return policy.lookup(fn).kind == "pure"
+
+
+def read_kind(klass: type, name: str) -> tuple[int, Optional[type]]:
+    """(kind, owner class) for reading attribute ``name`` of an instance of ``klass``."""
+    key = (klass, name)
+    cached = _read_cache.get(key)
+    if cached is None:
+        cached = _classify_read(klass, name)
+        with _lock:
+            _read_cache[key] = cached
+    return cached
+
+
+def _classify_read(klass: type, name: str) -> tuple[int, Optional[type]]:
+    if klass in IMMUTABLE_TYPES:
+        return IMMUTABLE, None
+    if issubclass(klass, ModuleType):
+        return MODULE, None
+    if name == "__dict__":
+        return UNSAFE, None      # the live dict would escape the barriers
+    getattribute = _find(klass, "__getattribute__")[1]
+    if getattribute not in (object.__getattribute__, type.__getattribute__) \
+            and not _code_is_safe(getattribute):
+        return UNSAFE, None
+    owner, attr = _find(klass, name)
+    if owner is None:
+        return PLAIN, None
+    attr_type = type(attr)
+    if attr_type in (FunctionType, staticmethod, classmethod, MemberDescriptorType):
+        return PLAIN, None
+    if attr_type is property:
+        return (RUN, None) if attr.fget is None or _code_is_safe(attr.fget) else (UNSAFE, None)
+    getter = getattr(attr_type, "__get__", None)
+    if getter is None:
+        return CLASS_VALUE, owner
+    if _code_is_safe(getter) or policy.lookup(attr).kind == "pure":
+        return RUN, None
+    if hasattr(attr_type, "__set__") or hasattr(attr_type, "__delete__"):
+        return UNSAFE, None
+    if attr_type.__module__ == "builtins":
+        return PLAIN, None       # C method descriptors and the like: binding is pure
+    return NONDATA, None
+
+
+def write_kind(klass: type, name: str) -> int:
+    """How ``obj.name = value`` (or ``del obj.name``) behaves for an instance of ``klass``."""
+    key = (klass, name)
+    cached = _write_cache.get(key)
+    if cached is None:
+        cached = _classify_write(klass, name)
+        with _lock:
+            _write_cache[key] = cached
+    return cached
+
+
+def _classify_write(klass: type, name: str) -> int:
+    if name == "__dict__" or name == "__class__":
+        return W_UNSAFE
+    setattr_fn = _find(klass, "__setattr__")[1]
+    if setattr_fn not in _SAFE_SETATTRS:
+        return W_RUN if _code_is_safe(setattr_fn) else W_UNSAFE
+    owner, attr = _find(klass, name)
+    if owner is None or type(attr) in (FunctionType, staticmethod, classmethod,
+                                       MemberDescriptorType):
+        return W_PLAIN
+    if type(attr) is property:
+        funcs = [f for f in (attr.fset, attr.fdel) if f is not None]
+        return W_RUN if all(_code_is_safe(f) for f in funcs) else W_UNSAFE
+    if hasattr(type(attr), "__set__") or hasattr(type(attr), "__delete__"):
+        return W_UNSAFE
+    return W_PLAIN

@@ -1,0 +1,625 @@
+"""The barriers: what instrumented code calls instead of touching the heap.
+
+This module is the hot path of the engine and the contract a C fast path
+must implement identically. The instrumenter (``tornado_stm.instrument``)
+rewrites application code so that:
+
+=====================  =====================================================
+plain Python            instrumented code
+=====================  =====================================================
+``obj.name``            ``get_attr(tx, obj, "name")``
+``obj.name = v``        ``set_attr(tx, obj, "name", v)``
+``del obj.name``        ``del_attr(tx, obj, "name")``
+``obj[k]``              ``get_item(tx, obj, k)``
+``obj[k] = v``          ``set_item(tx, obj, k, v)``
+``del obj[k]``          ``del_item(tx, obj, k)``
+``g`` (a global)        ``get_global(tx, G, "g")`` with ``G`` the module dict
+``g = v`` / ``del g``   ``set_global(tx, G, "g", v)`` / ``del_global(...)``
+``f(*a, **k)``          ``call(tx, f, *a, **k)``
+``for x in it``         ``for x in iterate(tx, it)``
+``x in c``              ``contains(tx, x, c)``
+``t op= v``             ``t = augmented(tx, operator.iop, t, v)``
+``[...]``, ``{...}``    ``new(tx, [...])`` (the object is private)
+=====================  =====================================================
+
+``tx`` is the value of :func:`current` read once at the start of the
+function (``None`` outside any section). Every barrier behaves exactly as
+the plain operation would (same result, same exception, same side effects
+as seen by the application) and in addition:
+
+* ``tx is None`` (instrumented code running outside any section) or
+  ``tx.inevitable``: reads are plain; writes happen in place under W with
+  the written stripes locked and bumped (``txn.direct_write``), so that
+  optimistic sections that read the old values abort.
+* otherwise (an optimistic section): objects in ``tx.private`` are used
+  directly; reads of shared state are versioned and recorded; writes go
+  to the redo log; calls to uninstrumented code follow the policy table
+  (``tornado_stm.stm.policy``), making the section inevitable when needed.
+  A barrier may raise ``AbortSection`` (a BaseException) to retry the
+  section.
+
+A call from instrumented code to an instrumented function skips the
+section entry wrapper: nested application calls are plain calls.
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+from types import (BuiltinFunctionType, CoroutineType, FunctionType, GeneratorType,
+                   MethodType, MethodWrapperType, ModuleType, AsyncGeneratorType)
+from typing import Any, Optional
+
+from tornado_stm.stm import policy
+from tornado_stm.stm.attrkinds import (CLASS_VALUE, IMMUTABLE, IMMUTABLE_TYPES, MODULE,
+                                       NONDATA, PLAIN, RUN, W_PLAIN, W_RUN, read_kind,
+                                       write_kind)
+from tornado_stm.stm.registry import INSTRUMENTED_CODES
+from tornado_stm.stm.section import ENTRY_CODE
+from tornado_stm.stm.txn import (VERSIONS, Transaction, _local, direct_write,
+                                 hasattr_versioned)
+from tornado_stm.stm.versions import stripe_of_key, stripe_of_object
+
+_BUILTINS = builtins.__dict__
+_FRAMES = (GeneratorType, CoroutineType, AsyncGeneratorType)
+
+
+def current() -> Optional[Transaction]:
+    """The transaction of this thread (``None`` outside sections)."""
+    return _local.tx
+
+
+# -- attributes -------------------------------------------------------------
+
+def get_attr(tx: Optional[Transaction], obj: Any, name: str, *default: Any) -> Any:
+    if tx is None or tx.inevitable or id(obj) in tx.private:
+        return getattr(obj, name, *default)
+    kind, owner = read_kind(type(obj), name)
+    try:
+        if kind == PLAIN:
+            return tx.read_attr(obj, name)
+        if kind == IMMUTABLE or kind == RUN:
+            return getattr(obj, name)
+        if kind == CLASS_VALUE:
+            return tx.read_attr(obj, name, owner)
+        if kind == MODULE:
+            return _module_attr(tx, obj, name)
+        if kind == NONDATA and tx.versioned(stripe_of_key(id(obj), name),
+                                            _in_instance_dict, obj, name):
+            return tx.read_attr(obj, name)
+    except AttributeError:
+        if default:
+            return default[0]
+        raise
+    _inevitable(tx, f"attribute {policy.qualified_name(type(obj))}.{name}")
+    return getattr(obj, name, *default)
+
+
+def _in_instance_dict(obj: Any, name: str) -> bool:
+    return name in getattr(obj, "__dict__", ())
+
+
+def _module_attr(tx: Transaction, module: ModuleType, name: str) -> Any:
+    try:
+        return tx.read_dict_item(module.__dict__, name)
+    except KeyError:
+        return getattr(module, name)      # module __getattr__, or the proper AttributeError
+
+
+def set_attr(tx: Optional[Transaction], obj: Any, name: str, value: Any) -> None:
+    if tx is not None and not tx.inevitable:
+        if id(obj) in tx.private:
+            setattr(obj, name, value)
+            return
+        if isinstance(obj, ModuleType):
+            tx.write_dict_item(obj.__dict__, name, value)
+            return
+        kind = write_kind(type(obj), name)
+        if kind == W_PLAIN:
+            tx.write_attr(obj, name, value)
+            return
+        if kind == W_RUN:
+            setattr(obj, name, value)
+            return
+        _inevitable(tx, f"setting {policy.qualified_name(type(obj))}.{name}")
+    if tx is not None and id(obj) in tx.private:
+        setattr(obj, name, value)
+    elif isinstance(obj, ModuleType):
+        _direct_dict_op(obj.__dict__, name, operator.setitem, value)
+    else:
+        direct_write((stripe_of_key(id(obj), name),), setattr, obj, name, value)
+
+
+def del_attr(tx: Optional[Transaction], obj: Any, name: str) -> None:
+    if tx is not None and not tx.inevitable:
+        if id(obj) in tx.private:
+            delattr(obj, name)
+            return
+        if isinstance(obj, ModuleType):
+            try:
+                tx.delete_dict_item(obj.__dict__, name)
+            except KeyError:
+                raise AttributeError(f"module {obj.__name__!r} has no attribute {name!r}") from None
+            return
+        kind = write_kind(type(obj), name)
+        if kind == W_PLAIN:
+            tx.delete_attr(obj, name)
+            return
+        if kind == W_RUN:
+            delattr(obj, name)
+            return
+        _inevitable(tx, f"deleting {policy.qualified_name(type(obj))}.{name}")
+    if tx is not None and id(obj) in tx.private:
+        delattr(obj, name)
+    else:
+        direct_write((stripe_of_key(id(obj), name),), delattr, obj, name)
+
+
+# -- subscripts ---------------------------------------------------------------
+
+def get_item(tx: Optional[Transaction], obj: Any, key: Any) -> Any:
+    if tx is None or tx.inevitable:
+        return obj[key]
+    kind = type(obj)
+    if kind in IMMUTABLE_TYPES or id(obj) in tx.private:
+        return obj[key]
+    if kind is dict:
+        return tx.read_dict_item(obj, key)
+    if kind is list:
+        return tx.whole_read(obj, operator.getitem, key)
+    if isinstance(obj, dict):
+        return tx.read_dict_item(obj, key)
+    if isinstance(obj, list):
+        return tx.whole_read(obj, operator.getitem, key)
+    _judge_method(tx, kind, "__getitem__")
+    return obj[key]
+
+
+def set_item(tx: Optional[Transaction], obj: Any, key: Any, value: Any) -> None:
+    if tx is not None and not tx.inevitable:
+        if id(obj) in tx.private:
+            obj[key] = value
+        elif isinstance(obj, dict):
+            tx.write_dict_item(obj, key, value)
+        elif isinstance(obj, list):
+            tx.shadow_for_write(obj)[key] = value
+        elif type(obj) in IMMUTABLE_TYPES:
+            obj[key] = value                  # raises the usual TypeError
+        else:
+            _judge_method(tx, type(obj), "__setitem__")
+            _direct_item_op(tx, obj, key, operator.setitem, value)
+        return
+    _direct_item_op(tx, obj, key, operator.setitem, value)
+
+
+def del_item(tx: Optional[Transaction], obj: Any, key: Any) -> None:
+    if tx is not None and not tx.inevitable:
+        if id(obj) in tx.private:
+            del obj[key]
+        elif isinstance(obj, dict):
+            tx.delete_dict_item(obj, key)
+        elif isinstance(obj, list):
+            del tx.shadow_for_write(obj)[key]
+        elif type(obj) in IMMUTABLE_TYPES:
+            del obj[key]                      # raises the usual TypeError
+        else:
+            _judge_method(tx, type(obj), "__delitem__")
+            _direct_item_op(tx, obj, key, operator.delitem)
+        return
+    _direct_item_op(tx, obj, key, operator.delitem)
+
+
+def _judge_method(tx: Transaction, kind: type, name: str) -> None:
+    """Before running ``kind.name`` (a special method): inevitable unless it is safe.
+
+    Instrumented methods are safe; uninstrumented ones only when they read
+    (``__getitem__``/``__contains__`` with a ``pure`` policy entry).
+    """
+    for klass in kind.__mro__:
+        method = klass.__dict__.get(name)
+        if method is not None:
+            if type(method) is FunctionType and method.__code__ in INSTRUMENTED_CODES:
+                return
+            if name in ("__getitem__", "__contains__") and policy.lookup(method).kind == "pure":
+                return
+            break
+    _inevitable(tx, f"{policy.qualified_name(kind)}.{name}")
+
+
+def _direct_item_op(tx: Optional[Transaction], obj: Any, key: Any, op: Any, *value: Any) -> None:
+    if tx is not None and id(obj) in tx.private:
+        op(obj, key, *value)
+    elif isinstance(obj, dict):
+        _direct_dict_op(obj, key, op, *value)
+    elif isinstance(obj, (list, set)):
+        direct_write((stripe_of_object(id(obj)),), op, obj, key, *value)
+    else:
+        op(obj, key, *value)
+
+
+def _direct_dict_op(d: dict, key: Any, op: Any, *value: Any) -> None:
+    direct_write((stripe_of_key(id(d), key), stripe_of_object(id(d))), op, d, key, *value)
+
+
+# -- globals ------------------------------------------------------------------
+
+def get_global(tx: Optional[Transaction], namespace: dict, name: str) -> Any:
+    try:
+        if tx is None or tx.inevitable:
+            return namespace[name]
+        return tx.read_dict_item(namespace, name)
+    except KeyError:
+        try:
+            return _BUILTINS[name]
+        except KeyError:
+            raise NameError(f"name {name!r} is not defined", name=name) from None
+
+
+def set_global(tx: Optional[Transaction], namespace: dict, name: str, value: Any) -> None:
+    if tx is None or tx.inevitable:
+        _direct_dict_op(namespace, name, operator.setitem, value)
+    else:
+        tx.write_dict_item(namespace, name, value)
+
+
+def del_global(tx: Optional[Transaction], namespace: dict, name: str) -> None:
+    try:
+        if tx is None or tx.inevitable:
+            _direct_dict_op(namespace, name, operator.delitem)
+        else:
+            tx.delete_dict_item(namespace, name)
+    except KeyError:
+        raise NameError(f"name {name!r} is not defined", name=name) from None
+
+
+# -- iteration, membership, augmented assignment, fresh objects ------------------
+
+def iterate(tx: Optional[Transaction], obj: Any) -> Any:
+    """What a ``for`` loop should iterate over: a consistent snapshot of shared containers."""
+    if tx is None or tx.inevitable or id(obj) in tx.private:
+        return obj
+    if isinstance(obj, (list, dict, set)):
+        return tx.whole_read(obj, tuple)
+    if isinstance(obj, _FRAMES):
+        _inevitable(tx, "resuming a generator or coroutine from outside the section")
+    return obj
+
+
+def contains(tx: Optional[Transaction], item: Any, container: Any) -> bool:
+    if tx is None or tx.inevitable:
+        return item in container
+    kind = type(container)
+    if kind in IMMUTABLE_TYPES or id(container) in tx.private:
+        return item in container
+    if isinstance(container, dict):
+        return tx.dict_contains(container, item)
+    if isinstance(container, (list, set)):
+        return tx.whole_read(container, operator.contains, item)
+    _judge_method(tx, kind, "__contains__")
+    return item in container
+
+
+def augmented(tx: Optional[Transaction], op: Any, target: Any, value: Any) -> Any:
+    """``target op= value``; returns what the statement stores back."""
+    if isinstance(target, (list, dict, set)):
+        if tx is None or tx.inevitable:
+            if tx is not None and id(target) in tx.private:
+                return op(target, value)
+            return _direct_container_call(target, op, (target, value), {})
+        if id(target) not in tx.private:
+            if isinstance(value, (list, dict, set)) and id(value) not in tx.private:
+                value = tx.whole_read(value, _copy_of)
+            op(tx.shadow_for_write(target), value)
+            return target
+    return op(target, value)
+
+
+def _copy_of(obj: Any) -> Any:
+    return obj.copy()
+
+
+def new(tx: Optional[Transaction], obj: Any) -> Any:
+    """Mark an object created by a display or comprehension as private."""
+    if tx is not None:
+        tx.private[id(obj)] = obj
+    return obj
+
+
+class Box:
+    """The cell of a closure variable that nested functions assign (``nonlocal``).
+
+    The instrumenter keeps such variables in a Box so that their reads and
+    writes go through the attribute barriers like any shared location.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, *value: Any) -> None:
+        if value:
+            self.value = value[0]
+
+
+# -- calls --------------------------------------------------------------------
+
+def call(tx: Optional[Transaction], f: Any, /, *args: Any, **kwargs: Any) -> Any:
+    kind = type(f)
+    if kind is FunctionType:
+        code = f.__code__
+        if code is ENTRY_CODE:
+            return f.__wrapped__(*args, **kwargs)
+        if code in INSTRUMENTED_CODES:
+            result = f(*args, **kwargs)
+            if tx is not None and isinstance(result, _FRAMES):
+                tx.private[id(result)] = result
+            return result
+    elif kind is MethodType:
+        func = f.__func__
+        if type(func) is FunctionType and func.__code__ is ENTRY_CODE:
+            return func.__wrapped__(f.__self__, *args, **kwargs)
+    if tx is None or tx.inevitable:
+        return _call_direct(tx, f, args, kwargs)
+    return _call_optimistic(tx, f, args, kwargs)
+
+
+def _inevitable(tx: Transaction, cause: str) -> None:
+    tx.become_inevitable(cause)
+
+
+def _bound_container(f: Any) -> Any:
+    """The list/dict/set a bound C method belongs to, or None."""
+    kind = type(f)
+    if kind is BuiltinFunctionType or kind is MethodWrapperType:
+        owner = f.__self__
+        if isinstance(owner, (list, dict, set)):
+            return owner
+    return None
+
+
+def _call_optimistic(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
+    rule = policy.lookup(f, default=_default_policy(f))
+    kind = rule.kind
+    if kind == "special":
+        return rule.handler(tx, f, args, kwargs)
+    owner = _bound_container(f)
+    if owner is not None:
+        if id(owner) in tx.private:
+            return f(*args, **kwargs)
+        if kind == "pure":
+            result = tx.whole_read(owner, _call_unbound, f.__name__, args, kwargs)
+            return _fresh(tx, rule, result)
+        if kind == "mutates" and 0 in rule.writes:
+            return getattr(tx.shadow_for_write(owner), f.__name__)(*args, **kwargs)
+    elif kind == "pure":
+        return _fresh(tx, rule, _call_reading(tx, f, args, kwargs))
+    elif kind == "mutates" and _can_shadow(tx, args, rule.writes):
+        args = tuple(tx.shadow_for_write(arg) if index in rule.writes and id(arg) not in tx.private
+                     else arg for index, arg in enumerate(args))
+        return _fresh(tx, rule, _call_reading(tx, f, args, kwargs))
+    what = "deep read by" if kind == "deep" else "call to"
+    _inevitable(tx, f"{what} {policy.qualified_name(f)}")
+    return _call_direct(tx, f, args, kwargs)
+
+
+def _call_unbound(container: Any, name: str, args: tuple, kwargs: dict) -> Any:
+    return getattr(container, name)(*args, **kwargs)
+
+
+def _can_shadow(tx: Transaction, args: tuple, writes: tuple[int, ...]) -> bool:
+    """True when every written argument is private or a list, dict or set."""
+    for index in writes:
+        if index >= len(args):
+            return False
+        arg = args[index]
+        if id(arg) not in tx.private and not isinstance(arg, (list, dict, set)):
+            return False
+    return True
+
+
+def _fresh(tx: Transaction, rule: policy.CallPolicy, result: Any) -> Any:
+    if rule.fresh and type(result) not in IMMUTABLE_TYPES:
+        tx.private[id(result)] = result
+    return result
+
+
+def _call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
+    """Call ``f`` with shared containers among ``args`` read consistently."""
+    watched: list[int] = []
+    call_args: Optional[list] = None
+    for index, arg in enumerate(args):
+        if isinstance(arg, (list, dict, set)) and id(arg) not in tx.private:
+            log = tx.containers.get(id(arg))
+            if log is not None:
+                if call_args is None:
+                    call_args = list(args)
+                call_args[index] = tx.materialize(log)
+            else:
+                watched.append(stripe_of_object(id(arg)))
+    final_args = args if call_args is None else tuple(call_args)
+    if not watched:
+        return f(*final_args, **kwargs)
+    if len(watched) == 1:
+        return tx.versioned(watched[0], _apply, f, final_args, kwargs)
+    while True:
+        before = [VERSIONS[stripe] for stripe in watched]
+        stale = [s for s, v in zip(watched, before) if v > tx.rv]
+        if stale:
+            tx.extend(stale[0])
+            continue
+        try:
+            result = f(*final_args, **kwargs)
+        except Exception:
+            if [VERSIONS[s] for s in watched] != before:
+                continue
+            tx.reads.update(watched)
+            raise
+        if [VERSIONS[s] for s in watched] == before:
+            tx.reads.update(watched)
+            return result
+
+
+def _apply(f: Any, args: tuple, kwargs: dict) -> Any:
+    return f(*args, **kwargs)
+
+
+def _default_policy(f: Any) -> policy.CallPolicy:
+    """Calling a class defined by application code (or a builtin exception) is safe."""
+    if isinstance(f, type) and _class_is_safe(f):
+        fresh = f.__new__ is object.__new__ or f.__module__ == "builtins"
+        return policy.PURE_FRESH if fresh else policy.PURE
+    return policy.IRREVOCABLE
+
+
+def _class_is_safe(klass: type) -> bool:
+    if issubclass(klass, BaseException) and klass.__module__ == "builtins":
+        return True
+    for name in ("__new__", "__init__"):
+        for base in klass.__mro__:
+            method = base.__dict__.get(name)
+            if method is None:
+                continue
+            if isinstance(method, staticmethod):
+                method = method.__func__
+            if base.__module__ == "builtins":
+                break
+            if type(method) is FunctionType and method.__code__ in INSTRUMENTED_CODES:
+                break
+            return False
+    return type(klass) is type or all(
+        type(m) is not FunctionType or m.__code__ in INSTRUMENTED_CODES
+        for m in (type(klass).__dict__.get("__call__"),) if m is not None)
+
+
+def _call_direct(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
+    """A call outside optimistic mode: in place, bumping the containers it mutates."""
+    rule = policy.lookup(f)
+    if rule.kind == "special":
+        return rule.handler(tx, f, args, kwargs)
+    if rule.kind == "mutates":
+        owner = _bound_container(f)
+        targets = [owner] if owner is not None and 0 in rule.writes else [
+            args[i] for i in rule.writes if i < len(args)]
+        shared = [t for t in targets if isinstance(t, (list, dict, set))
+                  and (tx is None or id(t) not in tx.private)]
+        if shared:
+            return _direct_container_call(shared[0], f, args, kwargs, extra=shared[1:])
+    return f(*args, **kwargs)
+
+
+def _direct_container_call(target: Any, f: Any, args: tuple, kwargs: dict,
+                           extra: list = ()) -> Any:
+    """``f(*args)`` that mutates ``target`` in place, with all affected stripes bumped."""
+    stripes = {stripe_of_object(id(t)) for t in (target, *extra)}
+    if isinstance(target, dict):
+        before = set(target)
+        stripes.update(stripe_of_key(id(target), key) for key in before)
+
+        def mutate() -> Any:
+            result = f(*args, **kwargs)
+            # Keys the call added are bumped too: direct_write releases
+            # (and so versions) every stripe in this very set.
+            stripes.update(stripe_of_key(id(target), key) for key in target if key not in before)
+            return result
+        return direct_write(stripes, mutate)
+    return direct_write(stripes, f, *args, **kwargs) if not kwargs else direct_write(
+        stripes, _apply, f, args, kwargs)
+
+
+# -- special calls: builtins that act like barriers ------------------------------------
+
+def _special_getattr(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
+    if kwargs or not 2 <= len(args) <= 3:
+        return getattr(*args, **kwargs)         # the usual TypeError
+    if type(args[1]) is not str:
+        return getattr(*args)
+    return get_attr(tx, args[0], args[1], *args[2:])
+
+
+def _special_hasattr(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> bool:
+    if kwargs or len(args) != 2 or type(args[1]) is not str:
+        return hasattr(*args, **kwargs)
+    sentinel = object()
+    return get_attr(tx, args[0], args[1], sentinel) is not sentinel
+
+
+def _special_setattr(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> None:
+    if kwargs or len(args) != 3 or type(args[1]) is not str:
+        return setattr(*args, **kwargs)
+    set_attr(tx, *args)
+
+
+def _special_delattr(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> None:
+    if kwargs or len(args) != 2 or type(args[1]) is not str:
+        return delattr(*args, **kwargs)
+    del_attr(tx, *args)
+
+
+def _special_object_setattr(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> None:
+    """``object.__setattr__(self, name, value)`` inside a custom ``__setattr__``."""
+    if kwargs or len(args) != 3 or (tx is not None and id(args[0]) in tx.private):
+        return f(*args, **kwargs)
+    if tx is None or tx.inevitable:
+        return direct_write((stripe_of_key(id(args[0]), args[1]),), f, *args)
+    tx.write_attr(*args)
+
+
+def _special_next(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
+    if (tx is not None and not tx.inevitable and args and isinstance(args[0], _FRAMES)
+            and id(args[0]) not in tx.private):
+        _inevitable(tx, "resuming a generator or coroutine from outside the section")
+    return f(*args, **kwargs)
+
+
+def _special_dict_get(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
+    d = f.__self__
+    if tx is None or tx.inevitable or id(d) in tx.private or kwargs or not 1 <= len(args) <= 2:
+        return f(*args, **kwargs)
+    key = args[0]
+    if contains(tx, key, d):
+        return get_item(tx, d, key)
+    return args[1] if len(args) == 2 else None
+
+
+def _special_dict_setdefault(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
+    d = f.__self__
+    if tx is None or tx.inevitable or id(d) in tx.private:
+        return _unoptimistic_dict_call(tx, d, f, args, kwargs)
+    if kwargs or not 1 <= len(args) <= 2:
+        return f(*args, **kwargs)
+    key = args[0]
+    if contains(tx, key, d):
+        return get_item(tx, d, key)
+    value = args[1] if len(args) == 2 else None
+    set_item(tx, d, key, value)
+    return value
+
+
+def _unoptimistic_dict_call(tx: Optional[Transaction], d: dict, f: Any, args: tuple,
+                            kwargs: dict) -> Any:
+    if tx is not None and id(d) in tx.private:
+        return f(*args, **kwargs)
+    return _direct_container_call(d, f, args, kwargs)
+
+
+def _special_dict_pop(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
+    d = f.__self__
+    if tx is None or tx.inevitable or id(d) in tx.private:
+        return _unoptimistic_dict_call(tx, d, f, args, kwargs)
+    if kwargs or not 1 <= len(args) <= 2:
+        return f(*args, **kwargs)
+    key = args[0]
+    if contains(tx, key, d):
+        value = get_item(tx, d, key)
+        del_item(tx, d, key)
+        return value
+    if len(args) == 2:
+        return args[1]
+    raise KeyError(key)
+
+
+for _obj, _handler in ((getattr, _special_getattr), (hasattr, _special_hasattr),
+                       (setattr, _special_setattr), (delattr, _special_delattr),
+                       (object.__setattr__, _special_object_setattr), (next, _special_next),
+                       (dict.get, _special_dict_get), (dict.setdefault, _special_dict_setdefault),
+                       (dict.pop, _special_dict_pop)):
+    policy.register_special(_obj, _handler)
+del _obj, _handler

@@ -1,0 +1,122 @@
+"""Atomic sections: running one call as a transaction, retried until it commits.
+
+:func:`run_section` is the one place where a section begins and ends:
+
+1. If the thread holds the world lock W (framework code called an
+   application function), W is given up with ``WORLD_LOCK.suspend()`` so
+   framework code and other sections run meanwhile; the section takes it
+   back with ``resume()`` to commit or to become inevitable, and ends
+   holding W again. A thread that did not hold W (a ``transaction.run``
+   worker) takes W only to commit or become inevitable, and ends without it.
+2. The call runs with a fresh :class:`~tornado_stm.stm.txn.Transaction`
+   as the thread's current transaction. Instrumented code reaches it
+   through the barriers.
+3. :class:`~tornado_stm.stm.txn.AbortSection` means "retry": the redo log
+   is dropped and the call starts again. After ``MAX_ABORTS`` aborts the
+   next attempt is inevitable from its start, so it cannot abort again.
+4. Any other exception first checks the snapshot: if something the call
+   read has changed, the exception may come from an inconsistent view and
+   is treated as an abort. Otherwise the redo log is dropped and the
+   exception propagates unchanged.
+
+:func:`entry` wraps each instrumented function so that a call from
+uninstrumented code starts a section, while a call made inside a section
+(or from inside another instrumented function, which the call barrier
+routes to the unwrapped function) is a plain call.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any, Callable, TypeVar
+
+from tornado_stm.stm import log as stmlog
+from tornado_stm.stm.registry import INSTRUMENTED_CODES
+from tornado_stm.stm.stats import for_current_thread
+from tornado_stm.stm.txn import AbortSection, Transaction, _local
+from tornado_stm.stm.worldlock import WORLD_LOCK
+
+#: Aborts of one section after which it runs inevitably (guaranteed progress).
+MAX_ABORTS = int(os.environ.get("TORNADO_STM_MAX_ABORTS", "10"))
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def run_section(fn: Callable[..., Any], args: tuple = (), kwargs: dict | None = None,
+                inevitable: str | None = None) -> Any:
+    """Run ``fn(*args, **kwargs)`` as an atomic section; see the module docstring.
+
+    ``inevitable``, if given, makes the section inevitable from its start
+    (the cause recorded in the statistics), as ``exclusive_atomic`` does.
+    A call made while a section is already running is a plain call.
+    """
+    if _local.tx is not None:
+        return fn(*args, **(kwargs or {}))
+    kwargs = kwargs or {}
+    stats = for_current_thread()
+    entered_with_w = WORLD_LOCK.held_by_current_thread()
+    token = WORLD_LOCK.suspend() if entered_with_w else None
+    aborts = 0
+    while True:
+        tx = Transaction(stats, entered_with_w, token)
+        _local.tx = tx
+        stmlog.record(stmlog.STM_TRANSACTION_START, stats.thread_num)
+        try:
+            if inevitable is not None:
+                tx.become_inevitable(inevitable)
+            elif aborts >= MAX_ABORTS:
+                tx.become_inevitable("too many aborts")
+            result = fn(*args, **kwargs)
+            tx.commit()
+        except AbortSection as abort:
+            _local.tx = None
+            aborts += 1
+            token = _after_abort(tx, abort)
+            continue
+        except BaseException as exc:
+            _local.tx = None
+            if isinstance(exc, Exception) and not tx.inevitable and (
+                    tx.doomed is not None or tx.validate() is not None):
+                aborts += 1
+                token = _after_abort(tx, AbortSection(
+                    f"inconsistent read raised {type(exc).__name__}"))
+                continue
+            tx.discard()
+            stats.commits += 1
+            stmlog.record(stmlog.STM_TRANSACTION_COMMIT, stats.thread_num)
+            tx.leave_w()
+            raise
+        _local.tx = None
+        stats.commits += 1
+        stmlog.record(stmlog.STM_TRANSACTION_COMMIT, stats.thread_num)
+        tx.leave_w()
+        return result
+
+
+def _after_abort(tx: Transaction, abort: AbortSection) -> Any:
+    """Count and log an abort, drop the redo log, give W back; returns the next token."""
+    tx.discard()
+    tx.stats.aborts[abort.cause] += 1
+    if abort.marker:
+        stmlog.record(stmlog.STM_CONTENTION_WRITE_READ, tx.stats.thread_num, abort.marker)
+    stmlog.record(stmlog.STM_TRANSACTION_ABORT, tx.stats.thread_num)
+    return tx.release_for_retry()
+
+
+def entry(fn: F) -> F:
+    """Make ``fn`` start an atomic section when called from outside any section."""
+
+    def section_entry(*args: Any, **kwargs: Any) -> Any:
+        if _local.tx is not None:
+            return fn(*args, **kwargs)
+        return run_section(fn, args, kwargs)
+
+    functools.update_wrapper(section_entry, fn)
+    return section_entry  # type: ignore[return-value]
+
+
+#: The code of every entry wrapper: the call barrier recognizes wrapped
+#: functions by it and calls ``__wrapped__`` directly.
+ENTRY_CODE = entry(len).__code__
+INSTRUMENTED_CODES.add(ENTRY_CODE)

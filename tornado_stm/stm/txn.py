@@ -1,0 +1,510 @@
+"""The transaction descriptor: one attempt of one atomic section.
+
+The protocol, in the style of TL2 (Dice, Shalev, Shavit 2006) with
+TinySTM's snapshot extension:
+
+*Begin.* A transaction reads the global clock into ``rv``, its snapshot.
+
+*Read.* To read a shared location it reads the location's stripe version
+(``tornado_stm.stm.versions``), the value, and the version again. The
+value is accepted if both versions agree and are not newer than ``rv``;
+the stripe joins the read set. A newer version means someone committed
+since the snapshot: the transaction tries to *extend* the snapshot to
+the current clock, which is allowed when nothing it has read so far has
+changed; otherwise it aborts. So every value a transaction sees belongs
+to one consistent snapshot (opacity): application code never sees a
+torn state through the barriers.
+
+*Write.* Writes go to a private redo log and are never visible to other
+threads before commit. Attributes are logged per (object, name). A dict
+is logged per key until an operation needs the whole dict (``len``,
+iteration, ``update``...), then it gets a private copy. Lists and sets
+get a private copy on first write (copy-on-first-write). The
+transaction's own reads see its own writes. Objects created inside the
+section are *private*: they are not tracked or copied at all.
+
+*Commit.* A transaction with writes takes the world lock W, validates its
+read set (every stripe still no newer than ``rv``), locks the stripes it
+writes, publishes, bumps the clock and gives the stripes the new version.
+Read-only transactions commit without W: their snapshot was consistent.
+
+*Abort.* Raising :class:`AbortSection` unwinds the application code; the
+section runner drops the redo log and starts the call again.
+
+*Inevitability.* Before something that cannot be rolled back, the
+transaction takes W, validates (or aborts), publishes its redo log and
+keeps W to the end. From then on it writes in place, still bumping
+versions so that optimistic readers notice, and it never aborts.
+
+*Direct mode.* Instrumented code running outside any section (a coroutine
+step driven by the event loop) writes in place under W the same way.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Optional
+
+from tornado_stm.stm import log as stmlog
+from tornado_stm.stm.stats import ThreadStats
+from tornado_stm.stm.versions import (CLOCK, LOCKED, VERSIONS, lock_stripes, release_stripes,
+                                      stripe_of_key, stripe_of_object)
+from tornado_stm.stm.worldlock import WORLD_LOCK
+
+#: How many times a reader waits for a stripe being committed before aborting.
+LOCKED_SPINS = 2000
+#: Every this many versioned reads, a transaction re-validates its read set.
+VALIDATE_EVERY = 1024
+
+#: The value of a deleted attribute or key in a redo log.
+DELETED = object()
+
+
+class AbortSection(BaseException):
+    """Unwinds an atomic section so it can be retried.
+
+    It derives from BaseException so that application code catching
+    ``Exception`` does not swallow it.
+    """
+
+    def __init__(self, cause: str, marker: bytes = b"") -> None:
+        super().__init__(cause)
+        self.cause = cause
+        self.marker = marker
+
+
+class _Local(threading.local):
+    tx: Optional["Transaction"] = None
+
+
+_local = _Local()
+
+#: Where the last commit that wrote each stripe did so (only with a log).
+_writer_markers: dict[int, bytes] = {}
+
+
+def current() -> Optional["Transaction"]:
+    """The transaction running on this thread, or None outside sections."""
+    return _local.tx
+
+
+def set_current(tx: Optional["Transaction"]) -> None:
+    _local.tx = tx
+
+
+class ContainerLog:
+    """The redo log of one shared list, set or dict."""
+
+    __slots__ = ("real", "shadow", "writes", "dirty", "whole")
+
+    def __init__(self, real: Any) -> None:
+        self.real = real
+        #: The private copy, once made.
+        self.shadow: Any = None
+        #: Dicts before a copy is needed: key -> value or DELETED.
+        self.writes: dict = {}
+        #: Dicts with a copy: keys written since (published one by one).
+        self.dirty: set = set()
+        #: True when the copy was changed by an operation on the whole.
+        self.whole = False
+
+
+def _copy(obj: Any) -> Any:
+    kind = type(obj)
+    if kind is list:
+        return obj[:]
+    if kind is dict or kind is set:
+        return obj.copy()
+    import copy
+    return copy.copy(obj)
+
+
+class Transaction:
+    """One attempt of one atomic section; see the module docstring."""
+
+    __slots__ = ("rv", "reads", "private", "attrs", "containers", "inevitable", "doomed",
+                 "stats", "entered_with_w", "token", "has_w", "read_count", "write_markers")
+
+    def __init__(self, stats: ThreadStats, entered_with_w: bool, token: Optional[list]) -> None:
+        self.rv = CLOCK[0]
+        self.reads: set[int] = set()
+        #: id -> object created in this section (kept alive so ids stay unique).
+        self.private: dict[int, Any] = {}
+        #: id(obj) -> [obj, {name: value or DELETED}]
+        self.attrs: dict[int, list] = {}
+        #: id(container) -> ContainerLog
+        self.containers: dict[int, ContainerLog] = {}
+        self.inevitable = False
+        #: Set when an abort was raised, in case application code swallows it.
+        self.doomed: Optional[AbortSection] = None
+        self.stats = stats
+        self.entered_with_w = entered_with_w
+        self.token = token
+        self.has_w = False
+        self.read_count = 0
+        self.write_markers: Optional[dict[int, bytes]] = {} if stmlog.enabled() else None
+
+    # -- consistency ------------------------------------------------------
+
+    def abort(self, cause: str, stripe: Optional[int] = None) -> None:
+        marker = _writer_markers.get(stripe, b"") if stripe is not None else b""
+        self.doomed = AbortSection(cause, marker)
+        raise self.doomed
+
+    def validate(self) -> Optional[int]:
+        """The first read stripe changed since the snapshot, or None if all are intact."""
+        rv = self.rv
+        for stripe in self.reads:
+            if VERSIONS[stripe] > rv:
+                return stripe
+        return None
+
+    def check(self) -> None:
+        """Abort if the snapshot is no longer consistent."""
+        if self.doomed is not None:
+            raise self.doomed
+        bad = self.validate()
+        if bad is not None:
+            self.abort("write-read conflict", bad)
+
+    def extend(self, stripe: int) -> None:
+        """Called when ``stripe`` is newer than the snapshot: move the snapshot forward."""
+        spins = 0
+        while VERSIONS[stripe] == LOCKED:
+            spins += 1
+            if spins > LOCKED_SPINS:
+                self.abort("location being committed", stripe)
+            time.sleep(0)
+        now = CLOCK[0]
+        bad = self.validate()
+        if bad is not None:
+            self.abort("write-read conflict", bad)
+        self.rv = now
+
+    def versioned(self, stripe: int, op: Any, *args: Any) -> Any:
+        """``op(*args)``, a read of the locations of ``stripe``, consistent with the snapshot."""
+        self.read_count += 1
+        if not self.read_count % VALIDATE_EVERY:
+            self.check()
+        while True:
+            before = VERSIONS[stripe]
+            if before > self.rv:
+                self.extend(stripe)
+                continue
+            try:
+                value = op(*args)
+            except Exception:
+                if VERSIONS[stripe] != before:
+                    continue
+                self.reads.add(stripe)
+                raise
+            if VERSIONS[stripe] == before:
+                self.reads.add(stripe)
+                return value
+
+    def note_write(self, stripe: int) -> None:
+        if self.write_markers is not None and stripe not in self.write_markers:
+            self.write_markers[stripe] = stmlog.user_marker()
+
+    def has_writes(self) -> bool:
+        return bool(self.attrs or self.containers)
+
+    # -- attributes -------------------------------------------------------
+
+    def read_attr(self, obj: Any, name: str, class_owner: Optional[type] = None) -> Any:
+        record = self.attrs.get(id(obj))
+        if record is not None and name in record[1]:
+            value = record[1][name]
+            if value is DELETED:
+                raise AttributeError(f"{type(obj).__name__!r} object has no attribute {name!r}")
+            return value
+        if class_owner is not None:
+            # A class-level value read through an instance: a write to the
+            # class attribute must conflict with this read too.
+            self.versioned(stripe_of_key(id(class_owner), name), _noop)
+        return self.versioned(stripe_of_key(id(obj), name), getattr, obj, name)
+
+    def has_attr_logged(self, obj: Any, name: str) -> bool:
+        record = self.attrs.get(id(obj))
+        return record is not None and name in record[1]
+
+    def write_attr(self, obj: Any, name: str, value: Any) -> None:
+        record = self.attrs.get(id(obj))
+        if record is None:
+            record = self.attrs[id(obj)] = [obj, {}]
+        record[1][name] = value
+        if self.write_markers is not None:
+            self.note_write(stripe_of_key(id(obj), name))
+
+    def delete_attr(self, obj: Any, name: str) -> None:
+        if not hasattr_versioned(self, obj, name):
+            raise AttributeError(f"{type(obj).__name__!r} object has no attribute {name!r}")
+        self.write_attr(obj, name, DELETED)
+
+    # -- containers -------------------------------------------------------
+
+    def log_for(self, obj: Any) -> ContainerLog:
+        log = self.containers.get(id(obj))
+        if log is None:
+            log = self.containers[id(obj)] = ContainerLog(obj)
+        return log
+
+    def materialize(self, log: ContainerLog) -> Any:
+        """Give ``log`` its private copy (a read of the whole container)."""
+        if log.shadow is None:
+            real = log.real
+            shadow = self.versioned(stripe_of_object(id(real)), _copy, real)
+            if log.writes:
+                for key, value in log.writes.items():
+                    if value is DELETED:
+                        shadow.pop(key, None)
+                    else:
+                        shadow[key] = value
+                log.dirty.update(log.writes)
+                log.writes = {}
+            log.shadow = shadow
+        return log.shadow
+
+    def shadow_for_write(self, obj: Any) -> Any:
+        """The private copy of a shared container, to be changed as a whole."""
+        log = self.log_for(obj)
+        shadow = self.materialize(log)
+        log.whole = True
+        if self.write_markers is not None:
+            self.note_write(stripe_of_object(id(obj)))
+        return shadow
+
+    def whole_read(self, obj: Any, op: Any, *args: Any) -> Any:
+        """``op(container, *args)`` on the section's view of a shared container."""
+        log = self.containers.get(id(obj))
+        if log is not None:
+            return op(self.materialize(log), *args)
+        return self.versioned(stripe_of_object(id(obj)), op, obj, *args)
+
+    def read_dict_item(self, d: dict, key: Any) -> Any:
+        log = self.containers.get(id(d))
+        if log is not None:
+            if log.shadow is not None:
+                return log.shadow[key]
+            if key in log.writes:
+                value = log.writes[key]
+                if value is DELETED:
+                    raise KeyError(key)
+                return value
+        if type(d) is not dict and hasattr(type(d), "__missing__"):
+            # defaultdict & co. may insert on a missing key: do that privately.
+            if not self.dict_contains(d, key):
+                shadow = self.materialize(self.log_for(d))
+                value = shadow[key]
+                if key in shadow:
+                    self.containers[id(d)].dirty.add(key)
+                return value
+        return self.versioned(stripe_of_key(id(d), key), d.__getitem__, key)
+
+    def dict_contains(self, d: dict, key: Any) -> bool:
+        log = self.containers.get(id(d))
+        if log is not None:
+            if log.shadow is not None:
+                return key in log.shadow
+            if key in log.writes:
+                return log.writes[key] is not DELETED
+        return self.versioned(stripe_of_key(id(d), key), d.__contains__, key)
+
+    def write_dict_item(self, d: dict, key: Any, value: Any) -> None:
+        log = self.log_for(d)
+        if log.shadow is not None:
+            log.shadow[key] = value
+            log.dirty.add(key)
+        else:
+            hash(key)                       # an unhashable key fails here, as in Python
+            log.writes[key] = value
+        if self.write_markers is not None:
+            self.note_write(stripe_of_key(id(d), key))
+
+    def delete_dict_item(self, d: dict, key: Any) -> None:
+        if not self.dict_contains(d, key):
+            raise KeyError(key)
+        log = self.log_for(d)
+        if log.shadow is not None:
+            del log.shadow[key]
+            log.dirty.add(key)
+        else:
+            log.writes[key] = DELETED
+
+    # -- world lock -------------------------------------------------------
+
+    def take_w(self) -> None:
+        """Hold W (taking it back if the section started under W)."""
+        if self.has_w:
+            return
+        started = time.perf_counter()
+        waited = []
+
+        def on_wait() -> None:
+            waited.append(True)
+            stmlog.record(stmlog.STM_WAIT_OTHER_INEVITABLE, self.stats.thread_num)
+
+        def on_done() -> None:
+            stmlog.record(stmlog.STM_WAIT_DONE, self.stats.thread_num)
+
+        if self.entered_with_w:
+            WORLD_LOCK.resume(self.token, on_wait, on_done)
+        else:
+            WORLD_LOCK.acquire(on_wait, on_done)
+        if waited:
+            self.stats.wait_w_seconds += time.perf_counter() - started
+        self.has_w = True
+
+    def leave_w(self) -> None:
+        """Section over: hold W exactly when the section started under it."""
+        if self.entered_with_w:
+            self.take_w()
+        elif self.has_w:
+            self.has_w = False
+            WORLD_LOCK.release()
+
+    def release_for_retry(self) -> Optional[list]:
+        """After an abort: give W up again; returns the token for the next attempt."""
+        if self.entered_with_w:
+            if self.has_w:
+                self.has_w = False
+                return WORLD_LOCK.suspend()
+            return self.token
+        if self.has_w:
+            self.has_w = False
+            WORLD_LOCK.release()
+        return None
+
+    # -- commit and inevitability ------------------------------------------
+
+    def publish(self) -> None:
+        """Make the redo log visible (caller holds W and has validated)."""
+        stripes: set[int] = set()
+        for oid, (obj, names) in self.attrs.items():
+            for name in names:
+                stripes.add(stripe_of_key(oid, name))
+        for oid, log in self.containers.items():
+            stripes.add(stripe_of_object(oid))
+            if isinstance(log.real, dict):
+                stripes.update(stripe_of_key(oid, key) for key in _changed_keys(log))
+        lock_stripes(stripes)
+        try:
+            for obj, names in self.attrs.values():
+                for name, value in names.items():
+                    _publish_attr(obj, name, value)
+            for log in self.containers.values():
+                _publish_container(log)
+        finally:
+            release_stripes(stripes)
+        if self.write_markers:
+            _writer_markers.update(self.write_markers)
+        self.attrs = {}
+        self.containers = {}
+
+    def commit(self) -> None:
+        if self.doomed is not None:
+            raise self.doomed
+        if self.inevitable or not self.has_writes():
+            return
+        self.take_w()
+        self.check()
+        self.publish()
+
+    def become_inevitable(self, cause: str, marker: bytes = b"") -> None:
+        """Validate, take W, publish; from now on this section never aborts."""
+        if self.inevitable:
+            return
+        if self.doomed is not None:
+            raise self.doomed
+        self.take_w()
+        self.check()
+        self.publish()
+        self.inevitable = True
+        self.reads = set()
+        self.stats.inevitable[cause] += 1
+        stmlog.record(stmlog.STM_BECOME_INEVITABLE, self.stats.thread_num,
+                      marker or (stmlog.user_marker() if stmlog.enabled() else b""))
+
+    def discard(self) -> None:
+        """Drop the redo log (abort, or an exception from application code)."""
+        self.attrs = {}
+        self.containers = {}
+        self.private = {}
+
+
+def _noop() -> None:
+    return None
+
+
+def hasattr_versioned(tx: Transaction, obj: Any, name: str) -> bool:
+    if tx.has_attr_logged(obj, name):
+        return tx.attrs[id(obj)][1][name] is not DELETED
+    return tx.versioned(stripe_of_key(id(obj), name), hasattr, obj, name)
+
+
+def _changed_keys(log: ContainerLog) -> list:
+    if log.shadow is None:
+        return list(log.writes)
+    if not log.whole:
+        return list(log.dirty)
+    real, shadow = log.real, log.shadow
+    changed = [key for key in real if key not in shadow]
+    changed.extend(key for key, value in shadow.items()
+                   if key not in real or real[key] is not value)
+    return changed
+
+
+def _publish_attr(obj: Any, name: str, value: Any) -> None:
+    setter = object.__setattr__ if not isinstance(obj, type) else setattr
+    if value is DELETED:
+        if hasattr(obj, name):
+            (object.__delattr__ if not isinstance(obj, type) else delattr)(obj, name)
+    else:
+        setter(obj, name, value)
+
+
+def _publish_container(log: ContainerLog) -> None:
+    real = log.real
+    if log.shadow is None:                       # a dict with per-key writes
+        for key, value in log.writes.items():
+            if value is DELETED:
+                real.pop(key, None)
+            else:
+                real[key] = value
+        return
+    shadow = log.shadow
+    if isinstance(real, list):
+        real[:] = shadow
+    elif isinstance(real, dict):
+        # Key by key, never clear(): a module's globals may be this dict,
+        # and unbarriered readers (LOAD_GLOBAL) must never see it empty.
+        for key in _changed_keys(log):
+            if key in shadow:
+                real[key] = shadow[key]
+            else:
+                real.pop(key, None)
+    else:                                        # a set
+        real.difference_update(real - shadow)
+        real.update(shadow)
+
+
+def direct_write(stripes: "set[int] | tuple[int, ...]", op: Any, *args: Any) -> Any:
+    """Run ``op(*args)``, a write in place, outside optimistic mode.
+
+    Used by inevitable sections and by instrumented code running outside
+    any section: the write is made under W with its stripes locked and
+    then bumped, so optimistic sections that read the old value abort.
+    """
+    own = not WORLD_LOCK.held_by_current_thread()
+    if own:
+        WORLD_LOCK.acquire()
+    try:
+        lock_stripes(stripes)
+        try:
+            return op(*args)
+        finally:
+            release_stripes(stripes)
+    finally:
+        if own:
+            WORLD_LOCK.release()

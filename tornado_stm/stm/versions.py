@@ -1,0 +1,74 @@
+"""Versioned locks: the global version clock and the striped version table.
+
+This is the TL2 part of the engine. Every shared location an atomic
+section can read maps to one *stripe*, a slot of ``VERSIONS``:
+
+* a whole object (a list, a set, "the set of keys" of a dict) maps to
+  ``stripe_of_object(id(obj))``;
+* one key of a dict (module globals are a dict too) or one attribute of
+  an object maps to ``stripe_of_key(id(obj), key)``.
+
+A slot holds the value of ``CLOCK[0]`` at the last commit that wrote
+something mapped to it, or ``LOCKED`` while a commit is publishing. Two
+locations may share a stripe (and ``id()`` values are reused after
+garbage collection): that can only cause a spurious conflict, never hide
+a real one.
+
+All commits run under the world lock W, one at a time, so the clock and
+the slots need no atomic instructions: a committer stores ``LOCKED`` in
+the slots it writes, bumps the clock, publishes, and stores the new clock
+value. A reader reads the slot, the value, and the slot again, and
+accepts the value only if both slot reads agree and are not newer than
+its snapshot (see ``Transaction`` in ``tornado_stm.stm.txn``).
+"""
+
+from __future__ import annotations
+
+#: Number of stripes; a power of two. 2**18 slots cost 2 MiB of pointers.
+STRIPE_COUNT = 1 << 18
+STRIPE_MASK = STRIPE_COUNT - 1
+
+#: Stored in a slot while a commit publishes the locations it covers.
+#: It is larger than any clock value, so "newer than my snapshot" and
+#: "being written" are caught by one comparison.
+LOCKED = 1 << 62
+
+#: The version of every stripe.
+VERSIONS: list[int] = [0] * STRIPE_COUNT
+
+#: The global version clock, in a one-element list so that modules that
+#: imported it see the updates. Only changed under W.
+CLOCK: list[int] = [0]
+
+# Spreads hashes of keys over the table; any odd constant would do.
+_KEY_SALT = 0x5BD1E995
+
+
+def stripe_of_object(obj_id: int) -> int:
+    """The stripe of a whole object (its length, its keys, its items)."""
+    return (obj_id >> 4) & STRIPE_MASK
+
+
+def stripe_of_key(obj_id: int, key: object) -> int:
+    """The stripe of one key of a dict, or one attribute of an object."""
+    return ((obj_id >> 4) ^ (hash(key) + _KEY_SALT)) & STRIPE_MASK
+
+
+def lock_stripes(stripes: set[int]) -> None:
+    """Mark stripes as being written (caller holds W)."""
+    for stripe in stripes:
+        VERSIONS[stripe] = LOCKED
+
+
+def release_stripes(stripes: set[int]) -> int:
+    """Advance the clock and give the stripes its new value (caller holds W).
+
+    Returns the new version. Callers lock the stripes *before* calling
+    this and publish in between, so a reader that sees the new clock
+    value never sees an old value with a version below it.
+    """
+    version = CLOCK[0] + 1
+    CLOCK[0] = version
+    for stripe in stripes:
+        VERSIONS[stripe] = version
+    return version
