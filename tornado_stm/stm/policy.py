@@ -285,11 +285,20 @@ def normalize(f: object) -> object:
     return f
 
 
+_descriptors: dict[tuple[type, str], object] = {}
+
+
 def _descriptor(owner: type, name: str) -> object:
-    for klass in owner.__mro__:
-        if name in klass.__dict__:
-            return klass.__dict__[name]
-    return (owner, name)
+    key = (owner, name)
+    found = _descriptors.get(key)
+    if found is None:
+        found = key
+        for klass in owner.__mro__:
+            if name in klass.__dict__:
+                found = klass.__dict__[name]
+                break
+        _descriptors[key] = found
+    return found
 
 
 def _resolve_pending() -> None:

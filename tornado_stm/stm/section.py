@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Any, Callable, TypeVar
+from types import TracebackType
+from typing import Any, Callable, Optional, TypeVar
 
 from tornado_stm.stm import log as stmlog
 from tornado_stm.stm.registry import INSTRUMENTED_CODES
@@ -86,12 +87,30 @@ def run_section(fn: Callable[..., Any], args: tuple = (), kwargs: dict | None = 
             stats.commits += 1
             stmlog.record(stmlog.STM_TRANSACTION_COMMIT, stats.thread_num)
             tx.leave_w()
-            raise
+            raise exc.with_traceback(_without_engine_frames(exc.__traceback__))
         _local.tx = None
         stats.commits += 1
         stmlog.record(stmlog.STM_TRANSACTION_COMMIT, stats.thread_num)
         tx.leave_w()
         return result
+
+
+_ENGINE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _without_engine_frames(tb: Optional[TracebackType]) -> Optional[TracebackType]:
+    """The traceback minus the barrier and section frames, so it shows the user's code."""
+    kept = []
+    while tb is not None:
+        if not tb.tb_frame.f_code.co_filename.startswith(_ENGINE_DIR):
+            kept.append(tb)
+        tb = tb.tb_next
+    for outer, inner in zip(kept, kept[1:]):
+        outer.tb_next = inner
+    if kept:
+        kept[-1].tb_next = None
+        return kept[0]
+    return None
 
 
 def _after_abort(tx: Transaction, abort: AbortSection) -> Any:

@@ -1,0 +1,544 @@
+"""The AST rewriter: routes the heap accesses of application functions through the barriers.
+
+Only function bodies are rewritten (module and class bodies run once, at
+import, before any section exists). In a function body:
+
+* attribute, subscript and global-name reads, writes and deletions become
+  calls to the barriers of ``tornado_stm.stm.barriers`` (see the table in
+  that module); globals are barriered when some function of the module
+  declares them ``global`` (the others are never rebound at run time);
+* a local that a nested function assigns (``nonlocal``) lives in a
+  ``Box``, whose ``value`` attribute is barriered like any other;
+* calls go through the call barrier, except ``super``, ``locals``,
+  ``globals``, ``vars``, ``dir``, ``eval``, ``exec`` and ``breakpoint``,
+  which must see the caller's frame;
+* ``for`` loops and comprehensions iterate through the iteration barrier,
+  ``x in y`` uses the membership barrier, ``t op= v`` the augmented
+  assignment barrier; list, dict and set displays and comprehensions are
+  marked private to the running section;
+* plain functions and lambdas get the section entry wrapper (innermost
+  decorator): called from uninstrumented code they start an atomic
+  section. Generator and coroutine functions do not: their steps run in
+  whatever context drives them.
+
+Locals are never barriered. Every new node carries the location of the
+node it replaces, so line numbers and tracebacks point at the user's
+code. Evaluation order is kept: right-hand sides are evaluated into
+temporaries before the target's own sub-expressions, as Python does.
+"""
+
+from __future__ import annotations
+
+import ast
+import symtable
+from typing import Iterable, Optional
+
+#: Names injected into every instrumented module (name -> barrier attribute).
+RUNTIME_NAMES = {
+    "_stm_cur": "current", "_stm_ga": "get_attr", "_stm_sa": "set_attr", "_stm_da": "del_attr",
+    "_stm_gi": "get_item", "_stm_si": "set_item", "_stm_di": "del_item",
+    "_stm_gg": "get_global", "_stm_sg": "set_global", "_stm_dg": "del_global",
+    "_stm_call": "call", "_stm_iter": "iterate", "_stm_in": "contains",
+    "_stm_aug": "augmented", "_stm_new": "new", "_stm_Box": "Box",
+}
+#: The module's own globals dict, injected as this name.
+GLOBALS_NAME = "_stm_G"
+TX_NAME = "_stm_tx"
+
+_FRAME_BUILTINS = frozenset({"super", "locals", "globals", "vars", "dir", "eval", "exec",
+                             "breakpoint"})
+_AUG_OPS = {
+    ast.Add: "iadd", ast.Sub: "isub", ast.Mult: "imul", ast.Div: "itruediv",
+    ast.FloorDiv: "ifloordiv", ast.Mod: "imod", ast.Pow: "ipow", ast.LShift: "ilshift",
+    ast.RShift: "irshift", ast.BitOr: "ior", ast.BitXor: "ixor", ast.BitAnd: "iand",
+    ast.MatMult: "imatmul",
+}
+
+
+def _name(identifier: str) -> ast.Name:
+    return ast.Name(id=identifier, ctx=ast.Load())
+
+
+def _call(function: str, *args: ast.expr) -> ast.Call:
+    return ast.Call(func=_name(function), args=list(args), keywords=[])
+
+
+def _const(value: object) -> ast.Constant:
+    return ast.Constant(value=value)
+
+
+def _is_generator(node: ast.AST) -> bool:
+    """True if ``node`` (a def) yields in its own body (not in nested scopes)."""
+    stack = list(ast.iter_child_nodes(node))
+    while stack:
+        child = stack.pop()
+        if isinstance(child, (ast.Yield, ast.YieldFrom)):
+            return True
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        stack.extend(ast.iter_child_nodes(child))
+    return False
+
+
+class _Scope:
+    """What the rewriter knows about the function it is inside."""
+
+    def __init__(self, bound: set[str], declared_global: set[str], boxed: dict[str, "_Scope"],
+                 tx_is_local: bool, parent: Optional["_Scope"]) -> None:
+        self.bound = bound                      # names local to this scope
+        self.declared_global = declared_global
+        self.boxed = boxed                      # visible boxed names -> owning scope
+        self.tx_is_local = tx_is_local
+        self.parent = parent
+
+
+class Rewriter(ast.NodeTransformer):
+    """Rewrites one module; see the module docstring."""
+
+    def __init__(self, source: str, filename: str) -> None:
+        self.filename = filename
+        self.tables = self._function_tables(symtable.symtable(source, filename, "exec"))
+        self.mutable_globals = self._globals_declared(ast.parse(source, filename))
+        self.scope: Optional[_Scope] = None
+        self.temp_counter = 0
+
+    # -- analysis -----------------------------------------------------------
+
+    @staticmethod
+    def _function_tables(top: symtable.SymbolTable) -> dict[tuple[str, int], symtable.SymbolTable]:
+        tables: dict[tuple[str, int], symtable.SymbolTable] = {}
+        stack = [top]
+        while stack:
+            table = stack.pop()
+            if table.get_type() == "function":
+                tables.setdefault((table.get_name(), table.get_lineno()), table)
+            stack.extend(table.get_children())
+        return tables
+
+    @staticmethod
+    def _globals_declared(tree: ast.AST) -> set[str]:
+        names: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Global):
+                names.update(node.names)
+        return names
+
+    def _boxed_in(self, table: Optional[symtable.SymbolTable]) -> set[str]:
+        """Locals of ``table`` that some nested function declares nonlocal."""
+        if table is None:
+            return set()
+        wanted: set[str] = set()
+        stack = list(table.get_children())
+        while stack:
+            child = stack.pop()
+            for symbol in child.get_symbols():
+                if symbol.is_nonlocal():
+                    wanted.add(symbol.get_name())
+            stack.extend(child.get_children())
+        boxed = set()
+        for name in wanted:
+            try:
+                symbol = table.lookup(name)
+            except KeyError:
+                continue
+            if symbol.is_local() and not symbol.is_global() and not symbol.is_nonlocal():
+                boxed.add(name)
+        return boxed
+
+    # -- helpers ------------------------------------------------------------
+
+    def tx(self) -> ast.expr:
+        if self.scope is not None and self.scope.tx_is_local:
+            return _name(TX_NAME)
+        return _call("_stm_cur")
+
+    def temp(self) -> str:
+        self.temp_counter += 1
+        return f"_stm_t{self.temp_counter}"
+
+    def _resolve(self, name: str) -> str:
+        """'local', 'boxed', 'global' (barriered) or 'plain' for a name in the current scope."""
+        scope = self.scope
+        if scope is None:
+            return "plain"
+        if name in scope.declared_global:
+            return "global" if name in self.mutable_globals else "plain"
+        if name in scope.boxed and (name not in scope.bound or scope.boxed[name] is scope):
+            return "boxed"
+        walk: Optional[_Scope] = scope
+        while walk is not None:
+            if name in walk.bound:
+                return "local"
+            walk = walk.parent
+        return "global" if name in self.mutable_globals else "plain"
+
+    def _in_function(self) -> bool:
+        return self.scope is not None
+
+    # -- functions ------------------------------------------------------------
+
+    def _enter(self, node: ast.AST, params: Iterable[str], tx_is_local: bool,
+               table: Optional[symtable.SymbolTable]) -> tuple[_Scope, set[str]]:
+        if table is not None:
+            bound = {s.get_name() for s in table.get_symbols()
+                     if s.is_local() and not s.is_global()}
+            declared_global = {s.get_name() for s in table.get_symbols() if s.is_declared_global()}
+        else:
+            bound, declared_global = set(params), set()
+        own_boxed = self._boxed_in(table)
+        inherited = dict(self.scope.boxed) if self.scope else {}
+        for name in bound:
+            inherited.pop(name, None)
+        for name in declared_global:
+            inherited.pop(name, None)
+        scope = _Scope(bound, declared_global, inherited, tx_is_local, self.scope)
+        for name in own_boxed:
+            scope.boxed[name] = scope
+        return scope, own_boxed
+
+    def _rewrite_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.AST:
+        # Decorators, defaults and annotations belong to the enclosing scope.
+        node.decorator_list = [self.visit(d) for d in node.decorator_list]
+        node.args = self._visit_defaults(node.args)
+        plain = isinstance(node, ast.FunctionDef) and not _is_generator(node)
+        table = self.tables.get((node.name, node.lineno))
+        params = [a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)]
+        params += [a.arg for a in (node.args.vararg, node.args.kwarg) if a is not None]
+        scope, own_boxed = self._enter(node, params, plain, table)
+        saved, self.scope = self.scope, scope
+        try:
+            body = self._visit_body(node.body)
+        finally:
+            self.scope = saved
+        prologue: list[ast.stmt] = []
+        if plain:
+            prologue.append(ast.Assign(targets=[ast.Name(id=TX_NAME, ctx=ast.Store())],
+                                       value=_call("_stm_cur")))
+        tx_expr = _name(TX_NAME) if plain else _call("_stm_cur")
+        for name in sorted(own_boxed):
+            box = _call("_stm_Box", _name(name)) if name in params else _call("_stm_Box")
+            prologue.append(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())],
+                                       value=_call("_stm_new", tx_expr, box)))
+        first = node.body[0]
+        for stmt in prologue:
+            ast.copy_location(stmt, first)
+        docstring = (body[:1] if body and isinstance(body[0], ast.Expr)
+                     and isinstance(body[0].value, ast.Constant)
+                     and isinstance(body[0].value.value, str) else [])
+        node.body = docstring + prologue + body[len(docstring):]
+        if plain:
+            decorator = ast.copy_location(_name("_stm_entry"), node)
+            node.decorator_list.append(decorator)
+        return node
+
+    def _visit_defaults(self, args: ast.arguments) -> ast.arguments:
+        if self._in_function():
+            args.defaults = [self.visit(d) for d in args.defaults]
+            args.kw_defaults = [self.visit(d) if d is not None else None for d in args.kw_defaults]
+        return args
+
+    def _visit_body(self, body: list[ast.stmt]) -> list[ast.stmt]:
+        result: list[ast.stmt] = []
+        for stmt in body:
+            new = self.visit(stmt)
+            if new is None:
+                continue
+            if isinstance(new, list):
+                result.extend(new)
+            else:
+                result.append(new)
+        return result
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        return self._rewrite_function(node)
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> ast.AST:
+        return self._rewrite_function(node)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
+        # The class body runs once; only the functions defined in it are rewritten.
+        saved, self.scope = self.scope, None
+        try:
+            node.body = self._visit_body(node.body)
+        finally:
+            self.scope = saved
+        return node
+
+    def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
+        # Lambdas anywhere (module level too) become section entries.
+        node.args = self._visit_defaults(node.args)
+        params = [a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)]
+        params += [a.arg for a in (node.args.vararg, node.args.kwarg) if a is not None]
+        scope, _ = self._enter(node, params, False, None)
+        saved, self.scope = self.scope, scope
+        try:
+            node.body = self.visit(node.body)
+        finally:
+            self.scope = saved
+        return ast.copy_location(_call("_stm_entry", node), node)
+
+    # -- expressions ------------------------------------------------------------
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        if not self._in_function() or not isinstance(node.ctx, ast.Load):
+            return self.generic_visit(node)
+        value = self.visit(node.value)
+        return ast.copy_location(_call("_stm_ga", self.tx(), value, _const(node.attr)), node)
+
+    def _index(self, node: ast.expr) -> ast.expr:
+        if isinstance(node, ast.Slice):
+            parts = [self.visit(p) if p is not None else _const(None)
+                     for p in (node.lower, node.upper, node.step)]
+            return ast.copy_location(_call("_stm_slice", *parts), node)
+        if isinstance(node, ast.Tuple) and any(isinstance(e, ast.Slice) for e in node.elts):
+            return ast.copy_location(ast.Tuple(elts=[self._index(e) for e in node.elts],
+                                               ctx=ast.Load()), node)
+        return self.visit(node)
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        if not self._in_function() or not isinstance(node.ctx, ast.Load):
+            return self.generic_visit(node)
+        value = self.visit(node.value)
+        key = self._index(node.slice)
+        return ast.copy_location(_call("_stm_gi", self.tx(), value, key), node)
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if not self._in_function() or not isinstance(node.ctx, ast.Load):
+            return node
+        kind = self._resolve(node.id)
+        if kind == "global":
+            return ast.copy_location(
+                _call("_stm_gg", self.tx(), _name(GLOBALS_NAME), _const(node.id)), node)
+        if kind == "boxed":
+            return ast.copy_location(
+                _call("_stm_ga", self.tx(), _name(node.id), _const("value")), node)
+        return node
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        if not self._in_function():
+            return self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id in _FRAME_BUILTINS \
+                and self._resolve(node.func.id) == "plain":
+            return self.generic_visit(node)
+        func = self.visit(node.func)
+        args = [self.visit(a) for a in node.args]
+        keywords = [self.visit(k) for k in node.keywords]
+        new = ast.Call(func=_name("_stm_call"), args=[self.tx(), func, *args], keywords=keywords)
+        return ast.copy_location(new, node)
+
+    def visit_Compare(self, node: ast.Compare) -> ast.AST:
+        if not self._in_function() or len(node.ops) != 1 \
+                or not isinstance(node.ops[0], (ast.In, ast.NotIn)):
+            return self.generic_visit(node)
+        test = _call("_stm_in", self.tx(), self.visit(node.left), self.visit(node.comparators[0]))
+        if isinstance(node.ops[0], ast.NotIn):
+            test = ast.UnaryOp(op=ast.Not(), operand=test)
+        return ast.copy_location(test, node)
+
+    def _private(self, node: ast.expr) -> ast.AST:
+        if not self._in_function():
+            return node
+        return ast.copy_location(_call("_stm_new", self.tx(), node), node)
+
+    def visit_List(self, node: ast.List) -> ast.AST:
+        self.generic_visit(node)
+        return self._private(node) if isinstance(node.ctx, ast.Load) else node
+
+    def visit_Dict(self, node: ast.Dict) -> ast.AST:
+        self.generic_visit(node)
+        return self._private(node)
+
+    def visit_Set(self, node: ast.Set) -> ast.AST:
+        self.generic_visit(node)
+        return self._private(node)
+
+    def _comprehension(self, node: ast.AST, private: bool) -> ast.AST:
+        if not self._in_function():
+            return self.generic_visit(node)
+        generators = node.generators  # type: ignore[attr-defined]
+        targets: set[str] = set()
+        for gen in generators:
+            targets.update(n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name))
+        # The first iterable is evaluated in the enclosing scope.
+        generators[0].iter = ast.copy_location(
+            _call("_stm_iter", self.tx(), self.visit(generators[0].iter)), generators[0].iter)
+        lazy = isinstance(node, ast.GeneratorExp)
+        scope = _Scope(targets, set(), {k: v for k, v in self.scope.boxed.items()
+                                        if k not in targets},
+                       self.scope.tx_is_local and not lazy, self.scope)
+        saved, self.scope = self.scope, scope
+        try:
+            for index, gen in enumerate(generators):
+                if index:
+                    gen.iter = ast.copy_location(
+                        _call("_stm_iter", self.tx(), self.visit(gen.iter)), gen.iter)
+                gen.ifs = [self.visit(cond) for cond in gen.ifs]
+            for field in ("elt", "key", "value"):
+                if hasattr(node, field):
+                    setattr(node, field, self.visit(getattr(node, field)))
+        finally:
+            self.scope = saved
+        return self._private(node) if private else node
+
+    def visit_ListComp(self, node: ast.ListComp) -> ast.AST:
+        return self._comprehension(node, True)
+
+    def visit_SetComp(self, node: ast.SetComp) -> ast.AST:
+        return self._comprehension(node, True)
+
+    def visit_DictComp(self, node: ast.DictComp) -> ast.AST:
+        return self._comprehension(node, True)
+
+    def visit_GeneratorExp(self, node: ast.GeneratorExp) -> ast.AST:
+        return self._comprehension(node, False)
+
+    # -- statements ---------------------------------------------------------------
+
+    def _needs_barrier(self, target: ast.expr) -> bool:
+        if isinstance(target, (ast.Attribute, ast.Subscript)):
+            return True
+        if isinstance(target, ast.Name):
+            return self._resolve(target.id) in ("global", "boxed")
+        if isinstance(target, (ast.Tuple, ast.List)):
+            return any(self._needs_barrier(e) for e in target.elts)
+        if isinstance(target, ast.Starred):
+            return self._needs_barrier(target.value)
+        return False
+
+    def _store(self, target: ast.expr, value: ast.expr) -> list[ast.stmt]:
+        """Statements that assign ``value`` (already evaluated: a Name) to ``target``."""
+        tx = self.tx()
+        if isinstance(target, ast.Attribute):
+            call = _call("_stm_sa", tx, self.visit(target.value), _const(target.attr), value)
+        elif isinstance(target, ast.Subscript):
+            call = _call("_stm_si", tx, self.visit(target.value), self._index(target.slice), value)
+        elif isinstance(target, ast.Name) and self._resolve(target.id) == "global":
+            call = _call("_stm_sg", tx, _name(GLOBALS_NAME), _const(target.id), value)
+        elif isinstance(target, ast.Name) and self._resolve(target.id) == "boxed":
+            call = _call("_stm_sa", tx, _name(target.id), _const("value"), value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            # Unpack into temporaries (keeping starred semantics), then
+            # assign them left to right, as Python does.
+            temps: list[tuple[str, ast.expr]] = []
+
+            def replace(node: ast.expr) -> ast.expr:
+                if isinstance(node, (ast.Tuple, ast.List)):
+                    return ast.Tuple(elts=[replace(e) for e in node.elts], ctx=ast.Store())
+                if isinstance(node, ast.Starred):
+                    return ast.Starred(value=replace(node.value), ctx=ast.Store())
+                name = self.temp()
+                temps.append((name, node))
+                return ast.Name(id=name, ctx=ast.Store())
+            unpack: list[ast.stmt] = [ast.Assign(targets=[replace(target)], value=value)]
+            for name, original in temps:
+                unpack.extend(self._store(original, _name(name)))
+            return unpack
+        else:
+            return [ast.Assign(targets=[target], value=value)]
+        return [ast.Expr(value=call)]
+
+    def _located(self, stmts: list[ast.stmt], node: ast.AST) -> list[ast.stmt]:
+        for stmt in stmts:
+            for child in ast.walk(stmt):
+                if not hasattr(child, "lineno") or getattr(child, "lineno", None) is None:
+                    ast.copy_location(child, node)
+        return [ast.fix_missing_locations(s) for s in stmts]
+
+    def visit_Assign(self, node: ast.Assign) -> ast.AST | list[ast.stmt]:
+        if not self._in_function() or not any(self._needs_barrier(t) for t in node.targets):
+            return self.generic_visit(node)
+        value = self.visit(node.value)
+        temp = self.temp()
+        stmts: list[ast.stmt] = [ast.Assign(targets=[ast.Name(id=temp, ctx=ast.Store())],
+                                            value=value)]
+        for target in node.targets:
+            stmts.extend(self._store(target, _name(temp)))
+        return self._located(stmts, node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST | list[ast.stmt]:
+        if not self._in_function() or node.value is None or not self._needs_barrier(node.target):
+            if node.value is not None and self._in_function():
+                node.value = self.visit(node.value)
+            return node
+        temp = self.temp()
+        stmts: list[ast.stmt] = [ast.Assign(targets=[ast.Name(id=temp, ctx=ast.Store())],
+                                            value=self.visit(node.value))]
+        stmts.extend(self._store(node.target, _name(temp)))
+        return self._located(stmts, node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST | list[ast.stmt]:
+        if not self._in_function():
+            return self.generic_visit(node)
+        op = ast.Attribute(value=_name("_stm_operator"), attr=_AUG_OPS[type(node.op)],
+                           ctx=ast.Load())
+        target = node.target
+        value = self.visit(node.value)
+        stmts: list[ast.stmt] = []
+        if isinstance(target, ast.Attribute):
+            obj = self.temp()
+            stmts.append(ast.Assign(targets=[ast.Name(id=obj, ctx=ast.Store())],
+                                    value=self.visit(target.value)))
+            current = _call("_stm_ga", self.tx(), _name(obj), _const(target.attr))
+            new = _call("_stm_aug", self.tx(), op, current, value)
+            stmts.append(ast.Expr(value=_call("_stm_sa", self.tx(), _name(obj),
+                                              _const(target.attr), new)))
+        elif isinstance(target, ast.Subscript):
+            obj, key = self.temp(), self.temp()
+            stmts.append(ast.Assign(targets=[ast.Name(id=obj, ctx=ast.Store())],
+                                    value=self.visit(target.value)))
+            stmts.append(ast.Assign(targets=[ast.Name(id=key, ctx=ast.Store())],
+                                    value=self._index(target.slice)))
+            current = _call("_stm_gi", self.tx(), _name(obj), _name(key))
+            new = _call("_stm_aug", self.tx(), op, current, value)
+            stmts.append(ast.Expr(value=_call("_stm_si", self.tx(), _name(obj), _name(key), new)))
+        else:
+            assert isinstance(target, ast.Name)
+            current = self.visit_Name(ast.copy_location(ast.Name(id=target.id, ctx=ast.Load()),
+                                                        target))
+            new = _call("_stm_aug", self.tx(), op, current, value)
+            temp = self.temp()
+            stmts.append(ast.Assign(targets=[ast.Name(id=temp, ctx=ast.Store())], value=new))
+            stmts.extend(self._store(ast.Name(id=target.id, ctx=ast.Store()), _name(temp)))
+        return self._located(stmts, node)
+
+    def visit_Delete(self, node: ast.Delete) -> ast.AST | list[ast.stmt]:
+        if not self._in_function() or not any(self._needs_barrier(t) for t in node.targets):
+            return self.generic_visit(node)
+        stmts: list[ast.stmt] = []
+        for target in node.targets:
+            tx = self.tx()
+            if isinstance(target, ast.Attribute):
+                call = _call("_stm_da", tx, self.visit(target.value), _const(target.attr))
+            elif isinstance(target, ast.Subscript):
+                call = _call("_stm_di", tx, self.visit(target.value), self._index(target.slice))
+            elif isinstance(target, ast.Name) and self._resolve(target.id) == "global":
+                call = _call("_stm_dg", tx, _name(GLOBALS_NAME), _const(target.id))
+            elif isinstance(target, ast.Name) and self._resolve(target.id) == "boxed":
+                call = _call("_stm_da", tx, _name(target.id), _const("value"))
+            else:
+                stmts.append(ast.Delete(targets=[self.visit(target)]))
+                continue
+            stmts.append(ast.Expr(value=call))
+        return self._located(stmts, node)
+
+    def visit_For(self, node: ast.For) -> ast.AST:
+        if not self._in_function():
+            return self.generic_visit(node)
+        node.iter = ast.copy_location(_call("_stm_iter", self.tx(), self.visit(node.iter)),
+                                      node.iter)
+        if self._needs_barrier(node.target):
+            temp = self.temp()
+            assign = self._located(self._store(node.target, _name(temp)), node.target)
+            node.target = ast.copy_location(ast.Name(id=temp, ctx=ast.Store()), node.target)
+            node.body = assign + self._visit_body(node.body)
+        else:
+            node.body = self._visit_body(node.body)
+        node.orelse = self._visit_body(node.orelse)
+        return node
+
+
+def rewrite(source: str, filename: str) -> ast.Module:
+    """Parse and rewrite a module's source; the result is ready for ``compile``."""
+    tree = ast.parse(source, filename)
+    tree = Rewriter(source, filename).visit(tree)
+    return ast.fix_missing_locations(tree)
