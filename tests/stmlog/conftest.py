@@ -1,0 +1,53 @@
+"""Shared helpers of the stmlog_tools tests: build logs with the writer, run the CLI."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+
+from stmlog_tools.writer import LogWriter
+
+#: A record as tests write it: (sec, nsec), thread, event name, marker.
+Record = tuple[tuple[int, int], int, str, bytes]
+
+
+def ms(milliseconds: int, base_sec: int = 1000) -> tuple[int, int]:
+    """An exact (sec, nsec) timestamp ``milliseconds`` after ``base_sec``."""
+    sec, msec = divmod(milliseconds, 1000)
+    return base_sec + sec, msec * 1_000_000
+
+
+def write_c8(path: Path, records: Iterable[Record], events: str = "final") -> Path:
+    """A C8 log at ``path`` holding ``records`` (names translated to ``events``)."""
+    with LogWriter(path, fmt="c8", events=events) as writer:
+        for timestamp, thread, name, marker in records:
+            writer.write(name, thread, marker, timestamp=timestamp)
+    return path
+
+
+def write_c7(path: Path, records: Iterable[tuple[tuple[int, int], int, int, str, bytes, bytes]]
+             ) -> Path:
+    """A C7 log: records are (timestamp, thread, other_thread, name, marker1, marker2)."""
+    with LogWriter(path, fmt="c7") as writer:
+        for timestamp, thread, other, name, m1, m2 in records:
+            writer.write(name, thread, m1, timestamp=timestamp, marker2=m2,
+                         other_thread_num=other)
+    return path
+
+
+def run_stmlog(*args: str, module: bool = False) -> subprocess.CompletedProcess[str]:
+    """Run the real ``stmlog`` command (or ``python -m stmlog_tools``) in a subprocess."""
+    if module:
+        command = [sys.executable, "-m", "stmlog_tools", *args]
+    else:
+        command = [str(Path(sys.executable).with_name("stmlog")), *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture
+def log_path(tmp_path: Path) -> Path:
+    return tmp_path / "run.log"
