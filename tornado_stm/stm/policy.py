@@ -164,6 +164,7 @@ SHIPPED: dict[str, str] = {
              "random.Random.choice random.Random.choices random.Random.uniform "
              "random.Random.gauss random.Random.sample random.Random.getrandbits"),
     **_words("mutates 0", "random.shuffle"),
+    "random.Random": "pure fresh",
     **_words("pure fresh", "json.loads copy.copy collections.deque collections.OrderedDict "
              "collections.defaultdict collections.Counter"),
     # Tornado: the read-only getters of a request handler and its request.

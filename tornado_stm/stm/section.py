@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import functools
 import os
+import random
+import time
 from types import TracebackType
 from typing import Any, Callable, Optional, TypeVar
 
@@ -40,6 +42,10 @@ from tornado_stm.stm.worldlock import WORLD_LOCK
 
 #: Aborts of one section after which it runs inevitably (guaranteed progress).
 MAX_ABORTS = int(os.environ.get("TORNADO_STM_MAX_ABORTS", "10"))
+
+#: Seconds: the first back-off after an abort is up to 2 * BACKOFF_BASE, doubling.
+BACKOFF_BASE = 10e-6
+BACKOFF_MAX = 2e-3
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -74,6 +80,7 @@ def run_section(fn: Callable[..., Any], args: tuple = (), kwargs: dict | None = 
             _local.tx = None
             aborts += 1
             token = _after_abort(tx, abort)
+            _back_off(aborts)
             continue
         except BaseException as exc:
             _local.tx = None
@@ -82,6 +89,7 @@ def run_section(fn: Callable[..., Any], args: tuple = (), kwargs: dict | None = 
                 aborts += 1
                 token = _after_abort(tx, AbortSection(
                     f"inconsistent read raised {type(exc).__name__}"))
+                _back_off(aborts)
                 continue
             tx.discard()
             stats.commits += 1
@@ -111,6 +119,11 @@ def _without_engine_frames(tb: Optional[TracebackType]) -> Optional[TracebackTyp
         kept[-1].tb_next = None
         return kept[0]
     return None
+
+
+def _back_off(aborts: int) -> None:
+    """Randomized exponential back-off, so that conflicting sections stop colliding."""
+    time.sleep(random.uniform(0, min(BACKOFF_MAX, BACKOFF_BASE * (1 << aborts))))
 
 
 def _after_abort(tx: Transaction, abort: AbortSection) -> Any:
