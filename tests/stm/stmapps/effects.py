@@ -12,8 +12,9 @@ class AppError(Exception):
 
 def write_then_pause(value: int) -> None:
     SHARED["value"] = value
+    before = SHARED["other"]
     helpers.pause()
-    SHARED["other"] += SHARED["value"]
+    SHARED["other"] = before + SHARED["value"]
 
 
 def bump_other() -> None:
