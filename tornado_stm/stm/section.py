@@ -100,6 +100,8 @@ def run_section(fn: Callable[..., Any], args: tuple = (), kwargs: dict | None = 
         stats.commits += 1
         stmlog.record(stmlog.STM_TRANSACTION_COMMIT, stats.thread_num)
         tx.leave_w()
+        for action in tx.after_commit:
+            action()
         return result
 
 

@@ -124,7 +124,8 @@ class Transaction:
     """One attempt of one atomic section; see the module docstring."""
 
     __slots__ = ("rv", "reads", "private", "attrs", "containers", "inevitable", "doomed",
-                 "stats", "entered_with_w", "token", "has_w", "read_count", "write_markers")
+                 "stats", "entered_with_w", "token", "has_w", "read_count", "write_markers",
+                 "after_commit")
 
     def __init__(self, stats: ThreadStats, entered_with_w: bool, token: Optional[list]) -> None:
         self.rv = CLOCK[0]
@@ -144,6 +145,8 @@ class Transaction:
         self.has_w = False
         self.read_count = 0
         self.write_markers: Optional[dict[int, bytes]] = {} if stmlog.enabled() else None
+        #: Callables to run once the section has committed (dropped on abort).
+        self.after_commit: list = []
 
     # -- consistency ------------------------------------------------------
 
@@ -426,8 +429,16 @@ class Transaction:
         stmlog.record(stmlog.STM_BECOME_INEVITABLE, self.stats.thread_num,
                       marker or (stmlog.user_marker() if stmlog.enabled() else b""))
 
+    def defer(self, action: Any) -> None:
+        """Run ``action()`` after this section commits (never if it aborts)."""
+        if self.inevitable:
+            action()
+        else:
+            self.after_commit.append(action)
+
     def discard(self) -> None:
         """Drop the redo log (abort, or an exception from application code)."""
+        self.after_commit = []
         self.attrs = {}
         self.containers = {}
         self.private = {}
