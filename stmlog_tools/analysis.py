@@ -191,11 +191,15 @@ class C8Analyser:
             state[detached_minor] = RUN
             filled = state[_ffill_index(state != INHERIT)]
 
-        # Time between rows, charged to the state before.
-        dt = np.where(is_carry, 0.0, time - time[previous])
+        # Time is charged at the events that move the state machine (PyPy's
+        # progress()): since the previous such event, to the state it set.
+        moves = state != INHERIT
+        move_row = _ffill_index(moves)
+        last_move = move_row[previous]
+        dt = np.where(moves & real, time - time[last_move], 0.0)
         before = filled[previous]
-        run_cum = np.cumsum(np.where((before == RUN) & real, dt, 0.0))
-        pause_cum = np.cumsum(np.where((before == PAUSE) & real, dt, 0.0))
+        run_cum = np.cumsum(np.where(before == RUN, dt, 0.0))
+        pause_cum = np.cumsum(np.where(before == PAUSE, dt, 0.0))
         # Transaction counters: reset at START before START's own interval is added.
         base_run = np.where(is_carry, run_cum - extend(np.zeros(n), (c.txn_cpu for c in carries),
                                                        np.float64), run_cum[previous])
@@ -273,7 +277,7 @@ class C8Analyser:
         aborting_carried = carried_aborting[group_of_row] & seg_is_carried
         for g, carry in enumerate(carries):
             row = int(last_rows[g])
-            carry.prev_time = float(time[row])
+            carry.prev_time = float(time[move_row[row]])
             carry.state = int(filled[row])
             carry.txn_cpu = float(txn_cpu[row])
             carry.txn_pause = float(txn_pause[row])
