@@ -1,0 +1,201 @@
+"""The PyPy-STM ``transaction`` API on our engine, in-process and via ``tornado-stm exec``."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FREE_THREADED
+from tests.stm.conftest import instrumented
+from tornado_stm import transaction
+
+ADDS = 2000 if FREE_THREADED else 500
+
+#: A script in the style PyPy-STM users wrote: many add() calls updating
+#: shared dicts, lists, objects and module globals, then run().
+SCRIPT = textwrap.dedent('''
+    import sys
+    import transaction
+    import pypystm
+    from shapes import Tally
+
+    counts = {}
+    cells = [0] * 8
+    tally = Tally()
+    total = 0
+    seen = transaction.stmset()
+
+    def work(i):
+        global total
+        counts[i % 13] = counts.get(i % 13, 0) + 1
+        cells[i % 8] += 1
+        tally.add(i)
+        total += i
+        seen.add(i)
+        if i % 100 == 0:
+            transaction.add(work, -1 - i)      # added while running: runs in this run()
+
+    n = int(sys.argv[1])
+    for i in range(n):
+        transaction.add(work, i)
+    transaction.run()
+    extra = [-1 - i for i in range(n) if i % 100 == 0]
+    expected_total = sum(range(n)) + sum(extra)
+    assert sum(counts.values()) == n + len(extra), counts
+    assert sum(cells) == n + len(extra), cells
+    assert tally.count == n + len(extra) and tally.total == expected_total
+    assert total == expected_total, (total, expected_total)
+    assert len(seen) == n + len(extra)
+    assert transaction.number_of_transactions_in_last_run() == n + len(extra)
+    assert not pypystm.is_atomic()
+    print("ok", n + len(extra), pypystm.getsegmentlimit() >= 1)
+''')
+
+SHAPES = textwrap.dedent('''
+    class Tally:
+        def __init__(self):
+            self.count = 0
+            self.total = 0
+
+        def add(self, value):
+            self.count += 1
+            self.total += value
+''')
+
+
+def _write_script(directory: Path) -> Path:
+    (directory / "shapes.py").write_text(SHAPES)
+    script = directory / "pypystm_style.py"
+    script.write_text(SCRIPT)
+    return script
+
+
+def _exec(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tornado_stm", "exec", *args],
+                          capture_output=True, text=True, timeout=240,
+                          env={**os.environ, **(env or {})})
+
+
+@pytest.mark.parametrize("backend", ["stm", "serial"])
+def test_a_pypystm_script_runs_unchanged_under_exec(tmp_path: Path, backend: str) -> None:
+    script = _write_script(tmp_path)
+    result = _exec("--backend", backend, "--threads", "4", str(script), str(ADDS))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["ok", str(ADDS + ADDS // 100), "True"]
+
+
+def test_exec_reports_a_missing_script_in_one_line(tmp_path: Path) -> None:
+    result = _exec(str(tmp_path / "missing.py"))
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"tornado-stm exec: cannot read {tmp_path / 'missing.py'}: No such file or directory"]
+
+
+def test_exec_reports_a_syntax_error_in_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("def broken(:\n    pass\n")
+    result = _exec(str(bad))
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "bad.py, line 1" in result.stderr
+
+
+def test_the_script_s_own_exception_is_shown_with_its_line(tmp_path: Path) -> None:
+    script = tmp_path / "fails.py"
+    script.write_text("import transaction\n\ndef f(x):\n    return 1 // x\n\n"
+                      "transaction.add(f, 0)\ntransaction.run()\n")
+    result = _exec(str(script))
+    assert result.returncode == 1
+    assert "ZeroDivisionError" in result.stderr
+    assert f'File "{script}", line 4, in f' in result.stderr
+
+
+def test_queue_in_process_with_generators_and_nested_run_error() -> None:
+    counters = instrumented("counters")
+    counters.reset()
+    queue = transaction.TransactionQueue()
+    for _ in range(200):
+        queue.add(counters.bump_all)
+    steps: list[int] = []
+
+    def stepper():
+        for step in range(5):
+            steps.append(step)
+            yield
+
+    queue.add_generator(stepper())
+    queue.run(4)
+    assert counters.totals()["dict item"] == 200
+    assert steps == [0, 1, 2, 3, 4]
+
+    nested = transaction.TransactionQueue()
+    errors: list = []
+
+    def runs_nested() -> None:
+        try:
+            transaction.run()
+        except transaction.TransactionError as exc:
+            errors.append(exc)
+
+    nested.add(runs_nested)
+    nested.run(2)
+    assert len(errors) == 1
+
+
+def test_first_exception_cancels_the_rest_and_is_reraised() -> None:
+    queue = transaction.TransactionQueue()
+    done: list[int] = []
+
+    def fail() -> None:
+        raise LookupError("first")
+
+    queue.add(fail)
+    for i in range(50):
+        queue.add(done.append, i)
+    with pytest.raises(LookupError, match="first"):
+        queue.run(1)
+    assert done == []
+
+
+def test_atomic_blocks_and_small_builtins() -> None:
+    assert not transaction.is_atomic()
+    with transaction.atomic:
+        assert transaction.is_atomic()
+        with transaction.atomic:
+            assert transaction.is_atomic()
+    assert not transaction.is_atomic()
+    numbers = [transaction.count() for _ in range(5)]
+    assert numbers == sorted(set(numbers))
+    assert transaction.getsegmentlimit() >= 1
+    assert transaction.clock() <= transaction.clock()
+    ids = transaction.stmiddict()
+    key = []
+    ids[key] = "value"
+    assert key in ids and ids[key] == "value" and ids.get([]) is None
+    members = transaction.stmidset([key])
+    assert key in members and [] not in members and len(members) == 1
+
+
+def test_threadlocalproperty_is_per_thread() -> None:
+    import threading
+
+    class Holder:
+        value = transaction.threadlocalproperty(lambda: "default")
+
+    holder = Holder()
+    holder.value = "main"
+    seen: list = []
+    thread = threading.Thread(target=lambda: seen.append(holder.value))
+    thread.start()
+    thread.join()
+    assert seen == ["default"] and holder.value == "main"
+
+
+def test_bad_backend_is_a_clear_error() -> None:
+    with pytest.raises(transaction.TransactionError, match="backend 'nope'"):
+        transaction.set_backend("nope")
