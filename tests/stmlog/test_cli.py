@@ -1,0 +1,175 @@
+"""The ``stmlog`` command run for real: report, --json, dump, timeline, errors, --events auto."""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import pytest
+
+from stmlog_tools.format import C8_HEADER
+from tests.stmlog.conftest import ms, run_stmlog, write_c8
+from tests.stmlog.test_analysis import CORE, W
+
+
+@pytest.fixture
+def core_log(tmp_path: Path) -> Path:
+    return write_c8(tmp_path / "core.log", CORE)
+
+
+def test_report_text_keeps_pypys_layout(core_log: Path) -> None:
+    result = run_stmlog("report", str(core_log))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[1:10] == [
+        "Total real time:         0.600s",
+        "CPU time in STM mode:    0.750s (125%) committed",
+        "                         0.260s ( 43%) aborted",
+        "                         0.170s ( 28%) paused",
+        "                         1.180s (196%) TOTAL",
+        "           including     0.010s (1.7%) minor GC collections",
+        "                 and     0.020s (3.3%) major GC collections",
+        "Total number of transactions:      4 committed:  75% aborted:  25%",
+        "     transactions per second:      3",
+    ]
+    first = lines.index("0.240s lost in aborts, 0.000s paused (1x STM_CONTENTION_WRITE_READ)")
+    assert lines[first + 1] == f"  {W.decode()}"
+    assert lines[first + 2].startswith("time line: |") and lines[first + 2].endswith("|")
+    assert len(lines[first + 2]) == len("time line: ||") + 60
+    assert "0.000s lost in aborts, 0.150s paused (1x STM_BECOME_INEVITABLE)" in lines
+    assert "Per thread (stmlog additions):" in lines
+    assert result.stderr == ""
+
+
+def test_report_json_and_module_entry_point_agree(core_log: Path) -> None:
+    by_script = run_stmlog("report", str(core_log), "--json")
+    by_module = run_stmlog("report", str(core_log), "--json", module=True)
+    assert by_script.returncode == by_module.returncode == 0
+    assert by_script.stdout == by_module.stdout
+    report = json.loads(by_script.stdout)
+    assert report["format"] == "c8" and report["events"] == "final"
+    assert set(report["cpu_time"]) >= {"committed", "aborted", "paused", "gc_minor", "gc_major"}
+    assert [c["count"] for c in report["conflicts"]] == [1, 1]
+    assert report["conflicts"][0]["aborted_time"] == pytest.approx(0.24)
+
+
+def test_report_source_line_under_a_readable_marker(tmp_path: Path) -> None:
+    source = tmp_path / "handler.py"
+    source.write_text("import time\n\ndef get(self):\n    stamp = time.time()  # here\n")
+    marker = f'File "{source}", line 4, in get'.encode()
+    log = write_c8(tmp_path / "src.log", [
+        (ms(0), 1, "TRANSACTION_START", b""), (ms(1), 1, "BECOME_INEVITABLE", marker),
+        (ms(2), 2, "TRANSACTION_START", b""), (ms(3), 2, "BECOME_INEVITABLE", marker),
+        (ms(4), 2, "WAIT_OTHER_INEVITABLE", b""), (ms(6), 1, "TRANSACTION_COMMIT", b""),
+        (ms(7), 2, "WAIT_DONE", b""), (ms(8), 2, "TRANSACTION_COMMIT", b"")])
+    text = run_stmlog("report", str(log)).stdout
+    assert f"  {marker.decode()}\n    stamp = time.time()  # here\n" in text
+    report = json.loads(run_stmlog("report", str(log), "--json").stdout)
+    assert report["conflicts"][0]["sources"] == ["stamp = time.time()  # here"]
+    assert report["locations"][0]["file"] == str(source)
+
+
+def test_report_top_limits_conflicts(core_log: Path) -> None:
+    report = json.loads(run_stmlog("report", str(core_log), "--json", "--top", "1").stdout)
+    assert len(report["conflicts"]) == 1
+    text = run_stmlog("report", str(core_log), "--top", "1").stdout
+    assert "STM_BECOME_INEVITABLE)" not in text
+
+
+def test_dump_prints_one_event_a_line(core_log: Path) -> None:
+    result = run_stmlog("dump", str(core_log))
+    lines = result.stdout.splitlines()
+    assert len(lines) == len(CORE)
+    assert lines[0].split() == ["16", "1000.000000000", "[1]", "STM_TRANSACTION_START"]
+    assert lines[6].endswith(f"STM_CONTENTION_WRITE_READ  {W.decode()}")
+
+
+def test_dump_reads_older_numberings(tmp_path: Path) -> None:
+    log = write_c8(tmp_path / "old.log", CORE, events="2015-03")
+    final = run_stmlog("dump", str(log)).stdout
+    right = run_stmlog("dump", str(log), "--events", "2015-03").stdout
+    assert "STM_CONTENTION_WRITE_READ" in right and right != final
+
+
+@pytest.mark.parametrize("numbering", ["final", "2015-06", "2015-03"])
+def test_events_auto_guesses_the_numbering(tmp_path: Path, numbering: str) -> None:
+    log = write_c8(tmp_path / "guess.log", CORE * 1, events=numbering)
+    report = json.loads(run_stmlog("report", str(log), "--json", "--events", "auto").stdout)
+    assert report["events"] == numbering
+    assert report["cpu_time"]["aborted"] == pytest.approx(0.26)
+
+
+def test_timeline_writes_svg_and_html(tmp_path: Path, core_log: Path) -> None:
+    for name in ("out.svg", "out.html"):
+        out = tmp_path / name
+        result = run_stmlog("timeline", str(core_log), "-o", str(out))
+        assert result.returncode == 0, result.stderr
+        text = out.read_text()
+        assert text.count('class="lane"') == 3
+        assert 'class="conflict contention"' in text
+        assert 'class="aborted"' in text and 'class="committed"' in text
+    bad = run_stmlog("timeline", str(core_log), "-o", str(tmp_path / "out.png"))
+    assert bad.returncode == 2 and "must end in .html or .svg" in bad.stderr
+
+
+def _assert_one_line_error(result: object, *fragments: str) -> None:
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    for fragment in fragments:
+        assert fragment in result.stderr
+
+
+def _record(sec: int, nsec: int, thread: int, event: int, marker: bytes = b"") -> bytes:
+    return struct.pack("<IIIBB", sec, nsec, thread, event, len(marker)) + marker
+
+
+def test_bad_inputs_give_one_line_and_status_2(tmp_path: Path) -> None:
+    cases = {
+        "wrong-header.log": (b"NOT-A-STM-LOG!!\n" + _record(1, 0, 1, 0),
+                             ["at byte 0", "not a PYPYSTM log"]),
+        "zero.log": (b"", ["at byte 0", "empty file (0 bytes)"]),
+        "short.log": (b"STMGC", ["at byte 0", "too short"]),
+        "empty.log": (C8_HEADER, ["at byte 16", "empty log"]),
+        "event.log": (C8_HEADER + _record(1, 0, 1, 0) + _record(1, 5, 1, 16),
+                      ["at byte 30", "unknown event number 16"]),
+        "decreasing.log": (C8_HEADER + _record(2, 0, 1, 0) + _record(1, 999, 1, 1),
+                           ["at byte 30", "decreasing timestamp"]),
+        "marker.log": (C8_HEADER + _record(1, 0, 1, 5, b"x" * 200),
+                       ["at byte 16", "marker length 200 exceeds"]),
+    }
+    for name, (content, fragments) in cases.items():
+        path = tmp_path / name
+        path.write_bytes(content)
+        for command in ("report", "dump", "timeline"):
+            extra = ["-o", str(tmp_path / "o.svg")] if command == "timeline" else []
+            _assert_one_line_error(run_stmlog(command, str(path), *extra), str(path), *fragments)
+    _assert_one_line_error(run_stmlog("report", str(tmp_path)), str(tmp_path), "is a directory")
+    missing = tmp_path / "missing.log"
+    _assert_one_line_error(run_stmlog("report", str(missing)), str(missing), "no such file")
+
+
+def test_numbering_decides_what_is_unknown(tmp_path: Path) -> None:
+    path = tmp_path / "old.log"
+    path.write_bytes(C8_HEADER + _record(1, 0, 1, 13))   # a GC event in final, unknown in 2015-03
+    assert run_stmlog("report", str(path)).returncode == 0
+    _assert_one_line_error(run_stmlog("report", str(path), "--events", "2015-03"),
+                           "at byte 16", "unknown event number 13", "2015-03")
+
+
+def test_truncated_last_record_warns_and_reports_the_rest(tmp_path: Path, core_log: Path) -> None:
+    data = core_log.read_bytes()
+    cut = tmp_path / "cut.log"
+    cut.write_bytes(data + _record(1001, 0, 1, 0)[:9])
+    result = run_stmlog("report", str(cut), "--json")
+    assert result.returncode == 0
+    assert f"at byte {len(data)}: truncated last record (9 bytes)" in result.stderr
+    assert json.loads(result.stdout)["event_count"] == len(CORE)
+
+
+def test_help_for_every_command() -> None:
+    for command in ([], ["report"], ["dump"], ["timeline"]):
+        result = run_stmlog(*command, "--help")
+        assert result.returncode == 0 and "usage: stmlog" in result.stdout
