@@ -2,6 +2,7 @@
 #
 #   make run          serve the demo apps on all cores at http://127.0.0.1:8888
 #   make test         the whole suite on the GIL CPython and on a free-threaded one
+#   make test-tornado Tornado's own test suite on the transactional loop, both interpreters
 #   make bench        every benchmark configuration side by side (about 6 minutes);
 #                     results in bench/results/latest and docs/benchmarks.md
 #   make bench-quick  the same in short runs (under 3 minutes)
@@ -78,6 +79,14 @@ bench: bench-setup
 
 bench-quick: bench-setup
 	$(VENV_GIL)/bin/python -m bench.run --quick $(BENCH_ARGS)
+
+# Tornado's whole test suite on the transactional loop, on both interpreters
+# (docs/compatibility.md lists what differs from stock asyncio, and why).
+test-tornado: venv
+	@echo "== Tornado's test suite on the transactional loop, GIL build"
+	$(VENV_GIL)/bin/python -m tornado_stm.loop.tornado_suite
+	@echo "== Tornado's test suite on the transactional loop, free-threaded build"
+	$(VENV_FT)/bin/python -m tornado_stm.loop.tornado_suite
 
 clean:
 	rm -rf $(VENV_GIL) $(VENV_FT) build *.egg-info .pytest_cache

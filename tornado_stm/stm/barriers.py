@@ -417,7 +417,7 @@ def _can_shadow(tx: Transaction, args: tuple, writes: tuple[int, ...]) -> bool:
 
 def _fresh(tx: Transaction, rule: policy.CallPolicy, result: Any) -> Any:
     if rule.fresh and type(result) not in IMMUTABLE_TYPES:
-        tx.private[id(result)] = result
+        tx.adopt(result)
     return result
 
 

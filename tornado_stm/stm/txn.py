@@ -429,6 +429,19 @@ class Transaction:
         stmlog.record(stmlog.STM_BECOME_INEVITABLE, self.stats.thread_num,
                       marker or (stmlog.user_marker() if stmlog.enabled() else b""))
 
+    def adopt(self, obj: Any) -> None:
+        """Make a just-created object private, applying its logged attribute writes.
+
+        ``__init__`` runs before the call barrier knows the object is new,
+        so its attribute writes went to the redo log; they move onto the
+        object itself, which no other thread can see yet.
+        """
+        self.private[id(obj)] = obj
+        record = self.attrs.pop(id(obj), None)
+        if record is not None:
+            for name, value in record[1].items():
+                _publish_attr(obj, name, value)
+
     def defer(self, action: Any) -> None:
         """Run ``action()`` after this section commits (never if it aborts)."""
         if self.inevitable:
