@@ -376,7 +376,9 @@ def _bound_container(f: Any) -> Any:
 
 
 def _call_optimistic(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
-    rule = policy.lookup(f, default=_default_policy(f))
+    rule = policy.lookup(f)
+    if rule is policy.IRREVOCABLE and isinstance(f, type):
+        rule = _class_policy(f)
     kind = rule.kind
     if kind == "special":
         return rule.handler(tx, f, args, kwargs)
@@ -461,12 +463,19 @@ def _apply(f: Any, args: tuple, kwargs: dict) -> Any:
     return f(*args, **kwargs)
 
 
-def _default_policy(f: Any) -> policy.CallPolicy:
+_class_policies: dict[type, policy.CallPolicy] = {}
+
+
+def _class_policy(klass: type) -> policy.CallPolicy:
     """Calling a class defined by application code (or a builtin exception) is safe."""
-    if isinstance(f, type) and _class_is_safe(f):
-        fresh = f.__new__ is object.__new__ or f.__module__ == "builtins"
-        return policy.PURE_FRESH if fresh else policy.PURE
-    return policy.IRREVOCABLE
+    rule = _class_policies.get(klass)
+    if rule is None:
+        rule = policy.IRREVOCABLE
+        if _class_is_safe(klass):
+            fresh = klass.__new__ is object.__new__ or klass.__module__ == "builtins"
+            rule = policy.PURE_FRESH if fresh else policy.PURE
+        _class_policies[klass] = rule
+    return rule
 
 
 def _class_is_safe(klass: type) -> bool:
