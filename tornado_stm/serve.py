@@ -97,8 +97,7 @@ def _serve(args: argparse.Namespace) -> int:
     elif args.backend == "pypystm":
         _require_pypystm()
     if args.log:
-        # The engine reads PYPYSTM when it starts its log, as PyPy-STM did.
-        os.environ["PYPYSTM"] = args.log
+        _start_stm_log(args.log)
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     mode = _prepare_instrumentation(args.backend, args.instrument or _default_patterns(module_name))
@@ -113,6 +112,22 @@ def _serve(args: argparse.Namespace) -> int:
         loop.close()
         _flush_stm_log()
     return 0
+
+
+def _start_stm_log(path: str) -> None:
+    """Write the PYPYSTM log to ``path``, as ``PYPYSTM=path`` would."""
+    os.environ["PYPYSTM"] = path  # also for any child process, as PyPy-STM did
+    try:
+        stm_log = importlib.import_module("tornado_stm.stm.log")
+    except ImportError:
+        stm_log = None
+    open_log = getattr(stm_log, "open_log", None)
+    if open_log is None:
+        logger.warning("--log %s: this build has no STM log writer; no log is written", path)
+        return
+    # The engine opened its log from the environment when it was imported,
+    # before the command line was read: open it again with PYPYSTM set.
+    open_log()
 
 
 def _flush_stm_log() -> None:
@@ -234,6 +249,7 @@ async def _serve_until_signalled(app: Any, args: argparse.Namespace) -> None:
         await stop_requested.wait()
     finally:
         for signum in (signal.SIGINT, signal.SIGTERM):
+            # A second signal now stops at once, as usual.
             loop.remove_signal_handler(signum)
     server.stop()
     if not await tracker.wait_idle(args.shutdown_timeout):

@@ -86,6 +86,16 @@ class SlowHandler(tornado.web.RequestHandler):
         self.write(f"slept {tenths} tenths\n")
 
 
+class DripHandler(tornado.web.RequestHandler):
+    """Answers in two parts: the client knows the request is in flight."""
+
+    async def get(self, tenths: str) -> None:
+        self.write("start\n")
+        await self.flush()
+        await asyncio.sleep(int(tenths) / 10)
+        self.write("end\n")
+
+
 def count_primes(limit: int) -> int:
     """Trial division: pure computation, no shared state."""
     found = 0
@@ -130,6 +140,7 @@ def make_app() -> tornado.web.Application:
         (r"/broken", BrokenHandler),
         (r"/upload", UploadHandler),
         (r"/slow/(\d+)", SlowHandler),
+        (r"/drip/(\d+)", DripHandler),
         (r"/parallel/(\d+)", ParallelHandler),
         (r"/spans", SpansHandler),
         (r"/ws", EchoWebSocket),

@@ -362,3 +362,33 @@ def test_loop_factory_for_asyncio_run() -> None:
         return type(asyncio.get_running_loop())
 
     assert asyncio.run(main(), loop_factory=tornado_stm.new_event_loop) is TransactionalEventLoop
+
+
+@pytest.mark.skipif(threading.current_thread() is not threading.main_thread(),
+                    reason="signal handlers need the tests to run on the main thread")
+def test_signal_handlers_from_a_worker_thread(loop: TransactionalEventLoop) -> None:
+    """signal.signal works only on the main thread: a task step on a worker
+    hands add/remove_signal_handler over to the loop thread."""
+    import os
+    import signal
+
+    heard = []
+
+    async def on_worker() -> str:
+        await asyncio.sleep(0)
+        name = threading.current_thread().name
+        got_signal = asyncio.get_running_loop().create_future()
+        loop.add_signal_handler(signal.SIGUSR1, got_signal.set_result, "SIGUSR1")
+        os.kill(os.getpid(), signal.SIGUSR1)
+        heard.append(await got_signal)
+        assert loop.remove_signal_handler(signal.SIGUSR1)
+        return name
+
+    async def main() -> list:
+        async def hold_the_loop_thread() -> None:
+            in_section(lambda: time.sleep(0.3))
+        return await asyncio.gather(hold_the_loop_thread(), on_worker())
+
+    _, worker_name = loop.run_until_complete(main())
+    assert heard == ["SIGUSR1"]
+    assert worker_name == "tornado-stm-worker-1"

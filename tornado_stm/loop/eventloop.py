@@ -114,6 +114,9 @@ class TransactionalEventLoop(asyncio.SelectorEventLoop):
         self._idle: list[threading.Condition] = []
         self._loop_thread_seat = threading.Condition(self._idle_mutex)
         self._closing_workers = False
+        # Calls that only the thread running run_forever may make (signal
+        # handlers need the main thread), handed over by worker threads.
+        self._loop_thread_calls: collections.deque = collections.deque()
 
     # ------------------------------------------------------------------
     # Public knobs
@@ -154,6 +157,8 @@ class TransactionalEventLoop(asyncio.SelectorEventLoop):
         batch = self._batch
         while True:
             if is_loop_thread:
+                while self._loop_thread_calls:
+                    self._loop_thread_calls.popleft()()
                 if self._worker_error is not None:
                     error, self._worker_error = self._worker_error, None
                     raise error
@@ -391,6 +396,46 @@ class TransactionalEventLoop(asyncio.SelectorEventLoop):
 
     # ------------------------------------------------------------------
     # asyncio hooks that assume a single thread
+    def add_signal_handler(self, sig: int, callback: Any, *args: Any) -> None:
+        self._on_loop_thread(super().add_signal_handler, sig, callback, *args)
+
+    def remove_signal_handler(self, sig: int) -> bool:
+        return self._on_loop_thread(super().remove_signal_handler, sig)
+
+    def _on_loop_thread(self, function: Any, *args: Any) -> Any:
+        """Call ``function`` on the thread running the loop, from any thread holding W.
+
+        A coroutine step may run on a worker, but ``signal.signal`` works
+        only on the main thread: the worker hands the call over and waits
+        for it without W.
+        """
+        if (self._thread_id in (None, threading.get_ident())
+                or not WORLD_LOCK.held_by_current_thread()):
+            return function(*args)
+        done = threading.Event()
+        outcome: list = []
+
+        def call() -> None:
+            try:
+                outcome.append((True, function(*args)))
+            except BaseException as exc:
+                outcome.append((False, exc))
+            done.set()
+
+        self._loop_thread_calls.append(call)
+        self._wake(self._loop_thread_seat)
+        if self._poller_waiting:
+            self._write_to_self()
+        token = WORLD_LOCK.suspend()
+        try:
+            done.wait()
+        finally:
+            WORLD_LOCK.resume(token)
+        succeeded, value = outcome[0]
+        if not succeeded:
+            raise value
+        return value
+
     def _check_thread(self) -> None:
         # Debug mode: any thread that holds W is the loop's thread.
         if self._thread_id is None or WORLD_LOCK.held_by_current_thread():
