@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 from types import FunctionType, MemberDescriptorType, ModuleType
-from typing import Optional
+from typing import Any, Optional
 
 from tornado_stm.stm import policy
 from tornado_stm.stm.registry import INSTRUMENTED_CODES

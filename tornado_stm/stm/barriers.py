@@ -578,50 +578,49 @@ def _special_next(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) 
     return f(*args, **kwargs)
 
 
-def _special_dict_get(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
-    d = f.__self__
-    if tx is None or tx.inevitable or id(d) in tx.private or kwargs or not 1 <= len(args) <= 2:
-        return f(*args, **kwargs)
-    key = args[0]
+def _per_key(writes: bool) -> Any:
+    """Make a special handler of a dict method ``(key[, default])`` from its per-key version.
+
+    The common cases are handled here: a private dict, or a section that is
+    not optimistic, calls the method itself (in place, with the dict's
+    stripes bumped when the method ``writes``); unusual arguments go to the
+    method for its own error.
+    """
+    def wrap(per_key: Any) -> Any:
+        def handler(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
+            d = f.__self__
+            if tx is not None and id(d) in tx.private:
+                return f(*args, **kwargs)
+            if tx is None or tx.inevitable:
+                return _direct_container_call(d, f, args, kwargs) if writes else f(*args, **kwargs)
+            if kwargs or not 1 <= len(args) <= 2:
+                return f(*args, **kwargs)
+            return per_key(tx, d, *args)
+        return handler
+    return wrap
+
+
+@_per_key(writes=False)
+def _special_dict_get(tx: Transaction, d: dict, key: Any, default: Any = None) -> Any:
+    return get_item(tx, d, key) if contains(tx, key, d) else default
+
+
+@_per_key(writes=True)
+def _special_dict_setdefault(tx: Transaction, d: dict, key: Any, default: Any = None) -> Any:
     if contains(tx, key, d):
         return get_item(tx, d, key)
-    return args[1] if len(args) == 2 else None
+    set_item(tx, d, key, default)
+    return default
 
 
-def _special_dict_setdefault(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
-    d = f.__self__
-    if tx is None or tx.inevitable or id(d) in tx.private:
-        return _unoptimistic_dict_call(tx, d, f, args, kwargs)
-    if kwargs or not 1 <= len(args) <= 2:
-        return f(*args, **kwargs)
-    key = args[0]
-    if contains(tx, key, d):
-        return get_item(tx, d, key)
-    value = args[1] if len(args) == 2 else None
-    set_item(tx, d, key, value)
-    return value
-
-
-def _unoptimistic_dict_call(tx: Optional[Transaction], d: dict, f: Any, args: tuple,
-                            kwargs: dict) -> Any:
-    if tx is not None and id(d) in tx.private:
-        return f(*args, **kwargs)
-    return _direct_container_call(d, f, args, kwargs)
-
-
-def _special_dict_pop(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
-    d = f.__self__
-    if tx is None or tx.inevitable or id(d) in tx.private:
-        return _unoptimistic_dict_call(tx, d, f, args, kwargs)
-    if kwargs or not 1 <= len(args) <= 2:
-        return f(*args, **kwargs)
-    key = args[0]
+@_per_key(writes=True)
+def _special_dict_pop(tx: Transaction, d: dict, key: Any, *default: Any) -> Any:
     if contains(tx, key, d):
         value = get_item(tx, d, key)
         del_item(tx, d, key)
         return value
-    if len(args) == 2:
-        return args[1]
+    if default:
+        return default[0]
     raise KeyError(key)
 
 
