@@ -56,15 +56,19 @@ def _code_is_safe(fn: object) -> bool:
     return policy.lookup(fn).kind == "pure"
 
 
+def _cached(cache: dict, classify: Any, klass: type, name: str) -> Any:
+    key = (klass, name)
+    cached = cache.get(key)
+    if cached is None:
+        cached = classify(klass, name)
+        with _lock:
+            cache[key] = cached
+    return cached
+
+
 def read_kind(klass: type, name: str) -> tuple[int, Optional[type]]:
     """(kind, owner class) for reading attribute ``name`` of an instance of ``klass``."""
-    key = (klass, name)
-    cached = _read_cache.get(key)
-    if cached is None:
-        cached = _classify_read(klass, name)
-        with _lock:
-            _read_cache[key] = cached
-    return cached
+    return _cached(_read_cache, _classify_read, klass, name)
 
 
 def _classify_read(klass: type, name: str) -> tuple[int, Optional[type]]:
@@ -100,13 +104,7 @@ def _classify_read(klass: type, name: str) -> tuple[int, Optional[type]]:
 
 def write_kind(klass: type, name: str) -> int:
     """How ``obj.name = value`` (or ``del obj.name``) behaves for an instance of ``klass``."""
-    key = (klass, name)
-    cached = _write_cache.get(key)
-    if cached is None:
-        cached = _classify_write(klass, name)
-        with _lock:
-            _write_cache[key] = cached
-    return cached
+    return _cached(_write_cache, _classify_write, klass, name)
 
 
 def _classify_write(klass: type, name: str) -> int:
