@@ -74,3 +74,23 @@ def test_race_without_stm_demonstration(capsys: pytest.CaptureFixture) -> None:
         lost = {kind: expected - value for kind, value in totals.items()}
         print(f"\nwithout the STM, updates lost out of {expected}: {lost}")
     assert all(value <= expected for value in totals.values())
+
+
+@pytest.mark.freethreaded
+def test_an_engine_without_validation_loses_updates_demonstration(
+        capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Demonstration (passes either way): with validation switched off the
+    counters above would lose updates, so those tests can catch a broken STM."""
+    from types import FunctionType
+
+    from tornado_stm.stm import barriers, txn
+    if type(barriers.get_item) is not FunctionType:
+        pytest.skip("the debug switch acts on the pure-Python barriers")
+    monkeypatch.setitem(txn.BROKEN_FOR_TESTS, "skip_validation", True)
+    app = instrumented("counters")
+    app.reset()
+    run_threads(4, lambda index: [app.bump_dict_item() for _ in range(ITERATIONS)])
+    lost = 4 * ITERATIONS - app.TABLE["hits"]
+    with capsys.disabled():
+        print(f"\nwith validation switched off, {lost} of {4 * ITERATIONS} updates were lost")
+    assert app.TABLE["hits"] <= 4 * ITERATIONS
