@@ -18,7 +18,7 @@ PORT        ?= 8888
 THREADS     ?= $(shell nproc)
 PYTEST_ARGS ?=
 # Inputs that change what an install produces.
-INSTALL_INPUTS := pyproject.toml $(wildcard setup.py) $(wildcard tornado_stm/stm/*.c)
+INSTALL_INPUTS := pyproject.toml $(wildcard setup.py) $(wildcard tornado_stm/stm/*.c) $(wildcard stmlog_tools/*.c)
 
 .PHONY: all run test test-gil test-ft test-tornado venv system-deps bench bench-quick clean help
 

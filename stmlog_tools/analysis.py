@@ -26,6 +26,7 @@ C7 logs (older, and small) go through a plain per-event loop.
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from collections.abc import Iterable
@@ -33,8 +34,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from stmlog_tools.format import C7_EVENTS, C8_FINAL, C8_MAX_MARKER
-from stmlog_tools.reader import EventChunk, LogReader, ProgressCallback
+from stmlog_tools.format import C7_EVENTS, C8_FINAL, C8_MAX_MARKER, HEADER_SIZE
+from stmlog_tools.reader import (
+    EventChunk, LogError, LogReader, ProgressCallback, decreasing_time_problem,
+    long_marker_problem, truncated_warning, unknown_event_problem,
+)
+
+try:   # the optional C accelerator of the C8 pass (built by setup.py where it can be)
+    from stmlog_tools import _fastc8
+except ImportError:
+    _fastc8 = None
+
+log = logging.getLogger(__name__)
+
+#: Choices for the C8 pass of :func:`analyse`.
+ENGINES = ("auto", "c", "numpy")
 
 # C8 final event numbers, short names for the vectorised code below.
 _E = C8_FINAL.numbers
@@ -118,9 +132,13 @@ def _ffill_index(valid: np.ndarray) -> np.ndarray:
 
 
 class C8Analyser:
-    """Feeds on EventChunks (final numbering) and accumulates PyPy's C8 figures."""
+    """Feeds on EventChunks (final numbering) and accumulates PyPy's C8 figures.
 
-    def __init__(self) -> None:
+    ``markers`` is the reader's marker table (ids in the chunks index it).
+    """
+
+    def __init__(self, markers: list[bytes]) -> None:
+        self.markers = markers
         self.threads: dict[int, ThreadCarry] = {}
         self.conflicts: dict[int, Conflict] = {}   # key = marker_id * 16 + event
         self.first_time: float | None = None
@@ -308,7 +326,8 @@ class C8Analyser:
             conflict = self.conflicts.get(key)
             if conflict is None:
                 conflict = self.conflicts[key] = Conflict(
-                    C8_FINAL.names[key % 16], (key // 16,), first_seen=int(first[i]))
+                    C8_FINAL.names[key % 16], (self.markers[key // 16],),
+                    first_seen=int(first[i]))
             conflict.count += int(counts[i])
             conflict.aborted_time += float(aborted_sum[i])
             conflict.paused_time += float(paused_sum[i])
@@ -320,7 +339,8 @@ class C7Analyser:
 
     PAUSE_AFTER_ABORT = 0.000001   # stmgc slept 1 us after every abort
 
-    def __init__(self) -> None:
+    def __init__(self, markers: list[bytes]) -> None:
+        self.markers = markers
         self.threads: dict[int, dict] = {}
         self.conflicts: dict[tuple[int, int, int], Conflict] = {}
         self.first_time: float | None = None
@@ -393,8 +413,9 @@ class C7Analyser:
         key = (event, m1, m2)
         conflict = self.conflicts.get(key)
         if conflict is None:
-            conflict = self.conflicts[key] = Conflict(C7_EVENTS.names[event], (m1, m2),
-                                                      first_seen=position)
+            conflict = self.conflicts[key] = Conflict(
+                C7_EVENTS.names[event], (self.markers[m1], self.markers[m2]),
+                first_seen=position)
         return conflict
 
 
@@ -442,9 +463,8 @@ def source_line(location: tuple[str, int] | None) -> str | None:
     return text or None
 
 
-def _conflict_record(conflict: Conflict, markers: list[bytes], start: float, total: float,
-                     buckets: int) -> dict:
-    texts = [markers[m] for m in conflict.markers]
+def _conflict_record(conflict: Conflict, start: float, total: float, buckets: int) -> dict:
+    texts = list(conflict.markers)
     if len(texts) == 2 and not texts[1]:
         texts = texts[:1]
     locations = [marker_location(m) for m in texts]
@@ -490,17 +510,65 @@ def _locations(conflicts: list[dict]) -> list[dict]:
     return ranked
 
 
+def _fast_c8(reader: LogReader, progress: ProgressCallback | None) -> C8Analyser:
+    """The C8 pass in C (stmlog_tools._fastc8), returned as a filled C8Analyser."""
+    translate = bytearray([255] * 256)
+    for raw, final in enumerate(reader.table.to_final()):
+        translate[raw] = final
+    try:
+        events, first, last, stop, threads, conflicts = _fastc8.scan(
+            reader.path, HEADER_SIZE, bytes(translate), progress, 16 << 20)
+    except ValueError as exc:
+        offset, kind, value, before = exc.args[0]
+        problem = {"event": lambda: unknown_event_problem(int(value), reader.numbering,
+                                                          len(reader.table)),
+                   "marker": lambda: long_marker_problem(int(value), C8_MAX_MARKER),
+                   "time": lambda: decreasing_time_problem(value, before)}[kind]()
+        raise LogError(reader.path, offset, problem) from None
+    except OSError as exc:
+        raise LogError(reader.path, None, f"cannot read: {exc.strerror or exc}") from None
+    if stop < reader.size:
+        reader.warnings.append(truncated_warning(reader.path, stop, reader.size - stop))
+        log.warning("%s", reader.warnings[-1])
+    if events == 0:
+        raise LogError(reader.path, HEADER_SIZE, "empty log: no complete event after the header")
+    analyser = C8Analyser(reader.markers)
+    analyser.first_time, analyser.last_time, analyser.seen = first, last, events
+    for num, committed, aborted, paused, gc_minor, gc_major, n_commit, n_abort, count in threads:
+        analyser.threads[num] = ThreadCarry(
+            committed=committed, aborted=aborted, paused=paused, gc_minor=gc_minor,
+            gc_major=gc_major, count_committed=n_commit, count_aborted=n_abort, events=count)
+    for event, marker, count, aborted, paused, first_seen, times in conflicts:
+        analyser.conflicts[len(analyser.conflicts)] = Conflict(
+            C8_FINAL.names[event], (marker,), count, aborted, paused, first_seen,
+            [np.frombuffer(times, dtype=np.float64)])
+    return analyser
+
+
 def analyse(path: str, events: str = "final", progress: ProgressCallback | None = None,
-            chunk_size: int | None = None) -> dict:
+            chunk_size: int | None = None, engine: str = "auto") -> dict:
     """Read and analyse the log at ``path``; the dict ``stmlog report --json`` prints.
 
-    Raises :class:`stmlog_tools.reader.LogError` for a log that cannot be read.
+    ``engine`` picks the C8 pass: "c" (the optional C accelerator), "numpy"
+    (vectorised, always there), or "auto" (C when built). C7 logs always use
+    the Python loop. Raises :class:`stmlog_tools.reader.LogError` for a log
+    that cannot be read.
     """
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r} (expected one of {', '.join(ENGINES)})")
     kwargs = {} if chunk_size is None else {"chunk_size": chunk_size}
     reader = LogReader(path, events=events, progress=progress, **kwargs)
-    analyser: C8Analyser | C7Analyser = C7Analyser() if reader.format == "c7" else C8Analyser()
-    for chunk in reader.chunks():
-        analyser.feed(chunk)
+    analyser: C8Analyser | C7Analyser
+    use_c = reader.format == "c8" and engine != "numpy" and _fastc8 is not None
+    if engine == "c" and not use_c:
+        raise RuntimeError("the C accelerator stmlog_tools._fastc8 is not built")
+    if use_c:
+        analyser = _fast_c8(reader, progress)
+    else:
+        analyser = C7Analyser(reader.markers) if reader.format == "c7" \
+            else C8Analyser(reader.markers)
+        for chunk in reader.chunks():
+            analyser.feed(chunk)
     start = analyser.first_time or 0.0
     total = analyser.last_time - start
     report: dict = {
@@ -517,7 +585,7 @@ def analyse(path: str, events: str = "final", progress: ProgressCallback | None 
     else:
         report.update(_c7_figures(analyser, total))
         buckets = C7_TIMELINE_BUCKETS
-    conflicts = [_conflict_record(c, reader.markers, start, total, buckets)
+    conflicts = [_conflict_record(c, start, total, buckets)
                  for c in _ranked(analyser.conflicts.values())]
     report["conflicts"] = conflicts
     report["locations"] = _locations(conflicts)
@@ -579,4 +647,4 @@ def _c7_figures(analyser: C7Analyser, total: float) -> dict:
 
 
 __all__ = ["analyse", "percent", "timeline", "source_line", "marker_location",
-           "C8Analyser", "C7Analyser", "C8_MAX_MARKER"]
+           "C8Analyser", "C7Analyser", "ENGINES"]

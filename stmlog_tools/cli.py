@@ -55,7 +55,7 @@ def _progress(args: argparse.Namespace) -> Progress | None:
 def cmd_report(args: argparse.Namespace, progress: ProgressCallback | None) -> int:
     from stmlog_tools.analysis import analyse
     from stmlog_tools.report import format_report
-    report = analyse(args.file, events=args.events, progress=progress)
+    report = analyse(args.file, events=args.events, progress=progress, engine=args.engine)
     if args.json:
         if args.top is not None:
             report["conflicts"] = report["conflicts"][:args.top]
@@ -114,6 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "all unless given)")
     report.add_argument("--json", action="store_true", help="print the report as one JSON "
                                                              "object (schema: docs/stmlog.md)")
+    report.add_argument("--engine", choices=("auto", "c", "numpy"), default="auto",
+                        help="C8 analysis pass: the C accelerator when built (auto), or "
+                             "force c or numpy (the two give the same figures)")
     report.set_defaults(run=cmd_report)
     dump = sub.add_parser("dump", parents=[common], help="one event a line")
     dump.set_defaults(run=cmd_dump)
@@ -147,6 +150,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:   # `stmlog dump ... | head`
         sys.stderr.close()
         return 0
+    except RuntimeError as exc:   # --engine c without the accelerator built
+        print(f"stmlog: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     finally:
         if progress is not None:
             progress.close()

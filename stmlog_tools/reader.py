@@ -58,6 +58,23 @@ class LogError(Exception):
         super().__init__(where + problem)
 
 
+def unknown_event_problem(number: int, numbering: str, count: int) -> str:
+    return (f"unknown event number {number} (the {numbering} numbering has 0..{count - 1}): "
+            f"the file is corrupted")
+
+
+def long_marker_problem(length: int, limit: int) -> str:
+    return f"marker length {length} exceeds the format's {limit}: the file is corrupted"
+
+
+def decreasing_time_problem(now: float, before: float) -> str:
+    return f"decreasing timestamp {now:.9f} after {before:.9f}: the file is damaged"
+
+
+def truncated_warning(path: str, offset: int, length: int) -> str:
+    return f"{path}: at byte {offset}: truncated last record ({length} bytes); it is ignored"
+
+
 class EventChunk(NamedTuple):
     """Consecutive records as parallel arrays (C7-only fields are zero for C8)."""
 
@@ -349,9 +366,8 @@ class LogReader:
                 starts, stop = record_starts(buf, 0, layout, n_events,
                                              ordered=self.format == "c8")
                 if len(starts):
-                    chunk = self._decode(data, buf, starts, base, n_events)
-                    if self.format == "c8":
-                        last_time = self._check_order(chunk, last_time)
+                    chunk = self._decode(data, buf, starts, base, n_events, last_time)
+                    last_time = float(chunk.time[-1])
                     produced = True
                     yield chunk
                 carry = data[stop:]
@@ -361,33 +377,41 @@ class LogReader:
                 if at_eof:
                     break
         if carry:
-            message = (f"{self.path}: at byte {base}: truncated last record "
-                       f"({len(carry)} bytes); it is ignored")
+            message = truncated_warning(self.path, base, len(carry))
             self.warnings.append(message)
             log.warning("%s", message)
         if not produced:
             raise self._error(HEADER_SIZE, "empty log: no complete event after the header")
 
     def _decode(self, data: bytes, buf: np.ndarray, starts: np.ndarray, base: int,
-                n_events: int) -> EventChunk:
+                n_events: int, last_time: float) -> EventChunk:
+        """The records at ``starts`` as arrays; raises LogError at the first damaged one."""
         layout = self.layout
         fields = self._header_fields(buf, starts)
         raw_event = fields["event"]
+        time = fields["sec"].astype(np.float64) + 0.000000001 * fields["nsec"].astype(np.float64)
+        problems: list[tuple[int, str]] = []
         bad = np.flatnonzero(raw_event >= n_events)
         if len(bad):
-            i = bad[0]
-            raise self._error(base + int(starts[i]),
-                              f"unknown event number {int(raw_event[i])} (the {self.numbering} "
-                              f"numbering has 0..{n_events - 1}): the file is corrupted")
-        lengths = [fields["len1"]] + ([fields["len2"]] if self.format == "c7" else [])
-        for length in lengths:
-            too_long = np.flatnonzero(length > layout.max_marker)
+            i = int(bad[0])
+            problems.append((i, unknown_event_problem(int(raw_event[i]), self.numbering,
+                                                      n_events)))
+        for name in ("len1", "len2") if self.format == "c7" else ("len1",):
+            too_long = np.flatnonzero(fields[name] > layout.max_marker)
             if len(too_long):
-                i = too_long[0]
-                raise self._error(base + int(starts[i]),
-                                  f"marker length {int(length[i])} exceeds the format's "
-                                  f"{layout.max_marker}: the file is corrupted")
-        time = fields["sec"].astype(np.float64) + 0.000000001 * fields["nsec"].astype(np.float64)
+                i = int(too_long[0])
+                problems.append((i, long_marker_problem(int(fields[name][i]), layout.max_marker)))
+        if self.format == "c8":   # written under a lock: time never goes back
+            previous = np.empty_like(time)
+            previous[0] = last_time
+            previous[1:] = time[:-1]
+            back = np.flatnonzero(time < previous)
+            if len(back):
+                i = int(back[0])
+                problems.append((i, decreasing_time_problem(float(time[i]), float(previous[i]))))
+        if problems:
+            i, problem = min(problems)
+            raise self._error(base + int(starts[i]), problem)
         marker = self._intern(data, starts + layout.size, fields["len1"])
         zeros = np.zeros(len(starts), dtype=np.uint32)
         if self.format == "c7":
@@ -429,20 +453,6 @@ class LogReader:
             found.append(marker_id)
         ids[marked] = found
         return ids
-
-    def _check_order(self, chunk: EventChunk, last_time: float) -> float:
-        """C8 records are written under a lock: a decreasing timestamp means damage."""
-        times = chunk.time
-        previous = np.empty_like(times)
-        previous[0] = last_time
-        previous[1:] = times[:-1]
-        bad = np.flatnonzero(times < previous)
-        if len(bad):
-            i = int(bad[0])
-            raise self._error(int(chunk.offset[i]),
-                              f"decreasing timestamp {times[i]:.9f} after {previous[i]:.9f}: "
-                              f"the file is damaged")
-        return float(times[-1])
 
     def events(self) -> Iterator[Event]:
         """The log's records one by one, as :class:`Event` tuples."""

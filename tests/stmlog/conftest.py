@@ -51,3 +51,14 @@ def run_stmlog(*args: str, module: bool = False) -> subprocess.CompletedProcess[
 @pytest.fixture
 def log_path(tmp_path: Path) -> Path:
     return tmp_path / "run.log"
+
+
+def c_accelerator_built() -> bool:
+    from stmlog_tools import analysis
+    return analysis._fastc8 is not None
+
+
+#: The C8 analysis passes to test: both must give the same figures.
+ENGINES = [pytest.param("numpy"),
+           pytest.param("c", marks=pytest.mark.skipif(not c_accelerator_built(),
+                                                      reason="stmlog_tools._fastc8 not built"))]

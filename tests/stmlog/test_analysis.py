@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from stmlog_tools.analysis import analyse, percent
 from stmlog_tools.format import C8_FINAL, C8_TABLES
-from tests.stmlog.conftest import ms, write_c7, write_c8
+from tests.stmlog.conftest import ENGINES, ms, write_c7, write_c8
 
 M1 = b'File "/srv/app/handlers.py", line 10, in get'
 M2 = b'File "/srv/app/handlers.py", line 22, in post'
@@ -67,9 +67,10 @@ def approx(seconds_ms: float) -> object:
 
 @pytest.mark.parametrize("numbering", ["final", "2015-06", "2015-03"])
 @pytest.mark.parametrize("chunk_size", [64, 1 << 20])
-def test_c8_core_scenario(tmp_path: Path, numbering: str, chunk_size: int) -> None:
+@pytest.mark.parametrize("engine", ENGINES)
+def test_c8_core_scenario(tmp_path: Path, numbering: str, chunk_size: int, engine: str) -> None:
     path = write_c8(tmp_path / "core.log", CORE, events=numbering)
-    report = analyse(str(path), events=numbering, chunk_size=chunk_size)
+    report = analyse(str(path), events=numbering, chunk_size=chunk_size, engine=engine)
     assert (report["format"], report["events"], report["event_count"]) == ("c8", numbering, 22)
     assert report["total_real_time"] == approx(600)
     cpu = report["cpu_time"]
@@ -107,7 +108,8 @@ def test_c8_core_scenario(tmp_path: Path, numbering: str, chunk_size: int) -> No
     assert report["warnings"] == []
 
 
-def test_c8_detach_reattach_and_gc_while_detached(tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", ENGINES)
+def test_c8_detach_reattach_and_gc_while_detached(tmp_path: Path, engine: str) -> None:
     # START 0; DETACH 90 (90 ms run); REATTACH 120 (detached time is not CPU time,
     # and REATTACH counts as becoming inevitable); WAIT_OTHER_INEVITABLE 130 ..
     # WAIT_DONE 170 (40 ms charged to REATTACH); DETACH 200 (30 ms run);
@@ -124,7 +126,7 @@ def test_c8_detach_reattach_and_gc_while_detached(tmp_path: Path) -> None:
         (ms(230), 1, "GC_MINOR_DONE", b""),
         (ms(250), 1, "TRANSACTION_COMMIT", b""),
     ]
-    report = analyse(str(write_c8(tmp_path / "d.log", records)))
+    report = analyse(str(write_c8(tmp_path / "d.log", records)), engine=engine)
     assert report["cpu_time"]["committed"] == approx(160)
     assert report["cpu_time"]["paused"] == approx(40)
     assert report["cpu_time"]["gc_minor"] == approx(10)
@@ -134,7 +136,9 @@ def test_c8_detach_reattach_and_gc_while_detached(tmp_path: Path) -> None:
     assert conflict["paused_time"] == approx(40)
 
 
-def test_c8_inevitable_wait_charged_to_first_inevitable_event_each_time(tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", ENGINES)
+def test_c8_inevitable_wait_charged_to_first_inevitable_event_each_time(tmp_path: Path,
+                                                                        engine: str) -> None:
     # Two waits in one transaction, both charged to the FIRST inevitable marker;
     # a wait left open by an ABORT is forgotten at the next START.
     records = [
@@ -152,7 +156,7 @@ def test_c8_inevitable_wait_charged_to_first_inevitable_event_each_time(tmp_path
         (ms(110), 1, "WAIT_DONE", b""),
         (ms(120), 1, "TRANSACTION_COMMIT", b""),
     ]
-    report = analyse(str(write_c8(tmp_path / "w.log", records)))
+    report = analyse(str(write_c8(tmp_path / "w.log", records)), engine=engine)
     (conflict,) = report["conflicts"]
     assert (conflict["markers"], conflict["count"]) == ([M1.decode()], 2)
     assert conflict["paused_time"] == approx(25)
@@ -163,7 +167,8 @@ def test_c8_inevitable_wait_charged_to_first_inevitable_event_each_time(tmp_path
     assert report["cpu_time"]["paused"] == approx(35)
 
 
-def test_c8_conflict_ranking_ties_follow_pypy(tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", ENGINES)
+def test_c8_conflict_ranking_ties_follow_pypy(tmp_path: Path, engine: str) -> None:
     # Equal lost time: PyPy sorted ascending then reversed, so the conflict seen
     # last comes first among equals.
     records = []
@@ -172,7 +177,7 @@ def test_c8_conflict_ranking_ties_follow_pypy(tmp_path: Path) -> None:
         records += [(ms(base), 1, "TRANSACTION_START", b""),
                     (ms(base + 10), 1, "CONTENTION_WRITE_READ", marker),
                     (ms(base + 20), 1, "TRANSACTION_ABORT", b"")]
-    report = analyse(str(write_c8(tmp_path / "tie.log", records)))
+    report = analyse(str(write_c8(tmp_path / "tie.log", records)), engine=engine)
     assert [c["markers"] for c in report["conflicts"]] == [["second"], ["first"]]
 
 
@@ -319,10 +324,11 @@ def random_c8_logs(draw: st.DrawFn) -> list:
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(records=random_c8_logs(), chunk_size=st.sampled_from([64, 150, 1000, 1 << 20]))
-def test_vectorised_c8_equals_the_reference_state_machine(tmp_path: Path, records: list,
-                                                          chunk_size: int) -> None:
+@pytest.mark.parametrize("engine", ENGINES)
+def test_c8_passes_equal_the_reference_state_machine(tmp_path: Path, records: list,
+                                                     chunk_size: int, engine: str) -> None:
     path = write_c8(tmp_path / "random.log", records)
-    report = analyse(str(path), chunk_size=chunk_size)
+    report = analyse(str(path), chunk_size=chunk_size, engine=engine)
     expected = reference_c8(records)
     cpu, total = report["cpu_time"], expected["total"]
     for key in ("committed", "aborted", "paused", "gc_minor", "gc_major"):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from stmlog_tools.format import C8_HEADER
-from tests.stmlog.conftest import ms, run_stmlog, write_c8
+from tests.stmlog.conftest import ENGINES, c_accelerator_built, ms, run_stmlog, write_c8
 from tests.stmlog.test_analysis import CORE, W
 
 
@@ -40,6 +40,27 @@ def test_report_text_keeps_pypys_layout(core_log: Path) -> None:
     assert "0.000s lost in aborts, 0.150s paused (1x STM_BECOME_INEVITABLE)" in lines
     assert "Per thread (stmlog additions):" in lines
     assert result.stderr == ""
+
+
+def test_engines_print_the_same_report(core_log: Path) -> None:
+    if not c_accelerator_built():
+        pytest.skip("stmlog_tools._fastc8 not built")
+    by_c = run_stmlog("report", str(core_log), "--json", "--engine", "c")
+    by_numpy = run_stmlog("report", str(core_log), "--json", "--engine", "numpy")
+    assert by_c.returncode == by_numpy.returncode == 0
+    assert _same_report(json.loads(by_c.stdout), json.loads(by_numpy.stdout))
+
+
+def _same_report(a: object, b: object) -> bool:
+    """Equal structures, floats equal to 1e-12 (the passes add in different orders)."""
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(
+            _same_report(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(map(_same_report, a, b))
+    if isinstance(a, float):
+        return isinstance(b, (int, float)) and abs(a - b) <= 1e-12
+    return a == b
 
 
 def test_report_json_and_module_entry_point_agree(core_log: Path) -> None:
@@ -127,6 +148,7 @@ def _record(sec: int, nsec: int, thread: int, event: int, marker: bytes = b"") -
 
 
 def test_bad_inputs_give_one_line_and_status_2(tmp_path: Path) -> None:
+    engines = ["numpy"] + (["c"] if c_accelerator_built() else [])
     cases = {
         "wrong-header.log": (b"NOT-A-STM-LOG!!\n" + _record(1, 0, 1, 0),
                              ["at byte 0", "not a PYPYSTM log"]),
@@ -143,8 +165,9 @@ def test_bad_inputs_give_one_line_and_status_2(tmp_path: Path) -> None:
     for name, (content, fragments) in cases.items():
         path = tmp_path / name
         path.write_bytes(content)
-        for command in ("report", "dump", "timeline"):
-            extra = ["-o", str(tmp_path / "o.svg")] if command == "timeline" else []
+        runs = [["dump"], ["timeline", "-o", str(tmp_path / "o.svg")]]
+        runs += [["report", "--engine", engine] for engine in engines]
+        for command, *extra in runs:
             _assert_one_line_error(run_stmlog(command, str(path), *extra), str(path), *fragments)
     _assert_one_line_error(run_stmlog("report", str(tmp_path)), str(tmp_path), "is a directory")
     missing = tmp_path / "missing.log"
@@ -159,11 +182,13 @@ def test_numbering_decides_what_is_unknown(tmp_path: Path) -> None:
                            "at byte 16", "unknown event number 13", "2015-03")
 
 
-def test_truncated_last_record_warns_and_reports_the_rest(tmp_path: Path, core_log: Path) -> None:
+@pytest.mark.parametrize("engine", ENGINES)
+def test_truncated_last_record_warns_and_reports_the_rest(tmp_path: Path, core_log: Path,
+                                                          engine: str) -> None:
     data = core_log.read_bytes()
     cut = tmp_path / "cut.log"
     cut.write_bytes(data + _record(1001, 0, 1, 0)[:9])
-    result = run_stmlog("report", str(cut), "--json")
+    result = run_stmlog("report", str(cut), "--json", "--engine", engine)
     assert result.returncode == 0
     assert f"at byte {len(data)}: truncated last record (9 bytes)" in result.stderr
     assert json.loads(result.stdout)["event_count"] == len(CORE)
