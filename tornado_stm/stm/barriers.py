@@ -631,3 +631,7 @@ for _obj, _handler in ((getattr, _special_getattr), (hasattr, _special_hasattr),
                        (dict.pop, _special_dict_pop)):
     policy.register_special(_obj, _handler)
 del _obj, _handler
+
+# The C fast path replaces the hot barriers above when it loads (tornado_stm.stm.fastpath).
+from tornado_stm.stm.fastpath import install as _install_fastpath  # noqa: E402
+_install_fastpath(globals())

@@ -46,6 +46,7 @@ import threading
 import time
 from typing import Any, Optional
 
+from tornado_stm.stm import fastpath
 from tornado_stm.stm import log as stmlog
 from tornado_stm.stm.stats import ThreadStats
 from tornado_stm.stm.versions import (CLOCK, LOCKED, VERSIONS, lock_stripes, release_stripes,
@@ -82,7 +83,8 @@ class _Local(threading.local):
     tx: Optional["Transaction"] = None
 
 
-_local = _Local()
+# A C per-thread slot when the barriers' C fast path is in use, else a _Local.
+_local = fastpath.thread_slot(_Local)
 
 #: Where the last commit that wrote each stripe did so (only with a log).
 _writer_markers: dict[int, bytes] = {}

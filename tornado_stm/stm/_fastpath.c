@@ -1,0 +1,1328 @@
+/*
+ * _fastpath: the hot cases of the STM barriers, in C.
+ *
+ * The contract is the module docstring of tornado_stm/stm/barriers.py: the
+ * instrumenter rewrites application code into calls such as
+ * get_item(tx, obj, key), and every barrier must behave exactly as the
+ * plain operation (same result, same exception) while recording reads and
+ * routing writes. This module implements that contract for the cases that
+ * dominate real code and returns everything else to the Python barrier of
+ * the same name, called with the same arguments. A C barrier only hands
+ * over *before* it has had any effect, so "C fast case, else the Python
+ * function" is the Python function, only faster. What is done here:
+ *
+ *   current()               the thread's transaction: a C thread-local
+ *                           behind TxSlot, which is txn._local when this
+ *                           module is used;
+ *   every barrier           the early exits: tx None or inevitable (reads
+ *                           are plain), objects private to the section,
+ *                           immutable builtin types;
+ *   get_item, contains,     the versioned read of one stripe, as
+ *   iterate, get_attr,      Transaction.versioned: count the read (and
+ *   get_global              re-validate every VALIDATE_EVERY reads), read
+ *                           the stripe's version, the value, the version
+ *                           again, retry or extend the snapshot when they
+ *                           differ or are newer, add the stripe to the
+ *                           read set; for exact lists, dicts and sets
+ *                           without a redo log in this transaction, plain
+ *                           attributes (the per-(type, name) answer cached
+ *                           by attrkinds) and module attributes;
+ *   call                    section entries and instrumented functions,
+ *                           bound methods of private containers, and
+ *                           "pure" / "mutates (private args only)" calls
+ *                           whose policy is already in policy's cache.
+ *
+ * Everything else (redo-log hits, writes to shared state, direct writes,
+ * inevitability, the policy decisions not yet cached) is Python.
+ *
+ * Threads. On a free-threaded build the module declares Py_MOD_GIL_NOT_USED.
+ * Shared containers (the version table, the caches, the instrumented-code
+ * set) are only read through strong-reference APIs (PyList_GetItemRef,
+ * PyDict_GetItemRef, PySet_Contains). A transaction's slots are read with
+ * PyMember_GetOne; they are written only by the thread running it.
+ * Module state is set once by configure() before any barrier runs, so the
+ * module supports one interpreter per process.
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+#include <stdint.h>
+
+/* -- compatibility with 3.11 / 3.12 ------------------------------------ */
+
+#if PY_VERSION_HEX < 0x030D0000
+static int
+PyDict_GetItemRef(PyObject *d, PyObject *key, PyObject **result)
+{
+    PyObject *value = PyDict_GetItemWithError(d, key);   /* safe under the GIL */
+    if (value != NULL) {
+        *result = Py_NewRef(value);
+        return 1;
+    }
+    *result = NULL;
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+static PyObject *
+PyList_GetItemRef(PyObject *list, Py_ssize_t index)
+{
+    PyObject *value = PyList_GetItem(list, index);
+    Py_XINCREF(value);
+    return value;
+}
+#endif
+
+#if defined(_MSC_VER)
+#  define THREAD_LOCAL __declspec(thread)
+#else
+#  define THREAD_LOCAL _Thread_local
+#endif
+
+/* -- module state (set once by configure) ------------------------------ */
+
+enum { B_CURRENT, B_GET_ATTR, B_SET_ATTR, B_DEL_ATTR, B_GET_ITEM, B_SET_ITEM, B_DEL_ITEM,
+       B_GET_GLOBAL, B_CALL, B_ITERATE, B_CONTAINS, B_NEW, B_COUNT };
+static const char *barrier_names[B_COUNT] = {
+    "current", "get_attr", "set_attr", "del_attr", "get_item", "set_item", "del_item",
+    "get_global", "call", "iterate", "contains", "new"};
+
+static struct {
+    int configured;
+    PyTypeObject *tx_type;          /* txn.Transaction */
+    PyMemberDef *m_rv, *m_reads, *m_private, *m_attrs, *m_containers, *m_inevitable,
+                *m_read_count;
+    PyObject *txn_dict;             /* txn's globals: VALIDATE_EVERY is read at each use */
+    PyObject *versions;             /* versions.VERSIONS */
+    uint64_t stripe_mask, key_salt;
+    PyObject *immutable_types;      /* attrkinds.IMMUTABLE_TYPES */
+    PyObject *read_cache;           /* attrkinds._read_cache */
+    long kind_plain, kind_immutable, kind_run, kind_module;
+    PyObject *policy_cache;         /* policy._cache */
+    PyObject *irrevocable;          /* policy.IRREVOCABLE */
+    PyObject *class_policies;       /* barriers._class_policies, or NULL */
+    PyObject *instrumented_codes;   /* registry.INSTRUMENTED_CODES */
+    PyObject *entry_code;           /* section.ENTRY_CODE */
+    PyObject *frame_types;          /* generator, coroutine, async generator */
+    PyObject *container_types;      /* (list, dict, set) */
+    PyObject *builtins_dict;
+    PyObject *python[B_COUNT];      /* the Python barriers */
+    /* interned strings */
+    PyObject *s_check, *s_extend, *s_wrapped, *s_kind, *s_fresh, *s_writes,
+             *s_validate_every, *s_add, *s_adopt;
+} S;
+
+/* Returned by the helpers below when the case is not handled here: the caller
+ * then hands the whole barrier call to the Python barrier. */
+static PyObject fallback_marker;
+#define FALLBACK (&fallback_marker)
+
+static PyObject *
+to_python(int barrier, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    return PyObject_Vectorcall(S.python[barrier], args, nargsf, kwnames);
+}
+
+#define NOT_CONFIGURED() \
+    (PyErr_SetString(PyExc_RuntimeError, "tornado_stm.stm._fastpath is not configured"), NULL)
+
+/* -- the current transaction ------------------------------------------- */
+
+/* Each thread's current transaction (a strong reference, NULL for None).
+ * The engine sets it back to None when a section ends. */
+static THREAD_LOCAL PyObject *current_tx = NULL;
+
+typedef struct {
+    PyObject_HEAD
+} TxSlotObject;
+
+static PyObject *
+txslot_get_tx(PyObject *self, void *closure)
+{
+    return Py_NewRef(current_tx != NULL ? current_tx : Py_None);
+}
+
+static int
+txslot_set_tx(PyObject *self, PyObject *value, void *closure)
+{
+    /* Like the threading.local it replaces, deleting it reverts to None. */
+    PyObject *old = current_tx;
+    current_tx = (value == NULL || value == Py_None) ? NULL : Py_NewRef(value);
+    Py_XDECREF(old);
+    return 0;
+}
+
+static PyGetSetDef txslot_getset[] = {
+    {"tx", txslot_get_tx, txslot_set_tx, "This thread's transaction (None outside sections).",
+     NULL},
+    {NULL}
+};
+
+static PyTypeObject TxSlotType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tornado_stm.stm._fastpath.TxSlot",
+    .tp_basicsize = sizeof(TxSlotObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Per-thread slot of the current transaction (the C txn._local).",
+    .tp_getset = txslot_getset,
+    .tp_new = PyType_GenericNew,
+};
+
+static PyObject *
+fp_current(PyObject *module, PyObject *unused)
+{
+    if (!S.configured)
+        return NOT_CONFIGURED();
+    return Py_NewRef(current_tx != NULL ? current_tx : Py_None);
+}
+
+/* -- transaction slots --------------------------------------------------- */
+
+/* A new reference to a slot of a Transaction (AttributeError when unset). */
+static inline PyObject *
+slot(PyObject *tx, PyMemberDef *member)
+{
+    return PyMember_GetOne((const char *)tx, member);
+}
+
+enum { MODE_ERROR = -1, MODE_OPTIMISTIC = 0, MODE_PLAIN = 1, MODE_PYTHON = 2 };
+
+/* MODE_PLAIN when ``tx is None or tx.inevitable``, MODE_OPTIMISTIC for an
+ * optimistic Transaction, MODE_PYTHON for anything else passed as tx. */
+static int
+tx_mode(PyObject *tx)
+{
+    if (tx == Py_None)
+        return MODE_PLAIN;
+    if (Py_TYPE(tx) != S.tx_type)
+        return MODE_PYTHON;
+    PyObject *inevitable = slot(tx, S.m_inevitable);
+    if (inevitable == NULL)
+        return MODE_ERROR;
+    int truth = PyObject_IsTrue(inevitable);
+    Py_DECREF(inevitable);
+    if (truth < 0)
+        return MODE_ERROR;
+    return truth ? MODE_PLAIN : MODE_OPTIMISTIC;
+}
+
+/* ``id(obj) in tx.private`` (1, 0, or -1 on error). */
+static int
+is_private(PyObject *tx, PyObject *obj)
+{
+    PyObject *private = slot(tx, S.m_private);
+    if (private == NULL)
+        return -1;
+    PyObject *key = PyLong_FromVoidPtr(obj);
+    if (key == NULL) {
+        Py_DECREF(private);
+        return -1;
+    }
+    int found = PySequence_Contains(private, key);
+    Py_DECREF(key);
+    Py_DECREF(private);
+    return found;
+}
+
+/* ``tx.private[id(obj)] = obj`` */
+static int
+mark_private(PyObject *tx, PyObject *obj)
+{
+    PyObject *private = slot(tx, S.m_private);
+    if (private == NULL)
+        return -1;
+    PyObject *key = PyLong_FromVoidPtr(obj);
+    if (key == NULL) {
+        Py_DECREF(private);
+        return -1;
+    }
+    int status = PyObject_SetItem(private, key, obj);
+    Py_DECREF(key);
+    Py_DECREF(private);
+    return status;
+}
+
+/* ``tx.containers.get(id(obj)) is None`` (1 yes, 0 there is a log, -1 error) */
+static int
+no_container_log(PyObject *tx, PyObject *obj)
+{
+    PyObject *containers = slot(tx, S.m_containers);
+    if (containers == NULL)
+        return -1;
+    int result;
+    PyObject *key = PyLong_FromVoidPtr(obj);
+    if (key == NULL) {
+        result = -1;
+    }
+    else if (PyDict_CheckExact(containers)) {
+        PyObject *log;
+        result = PyDict_GetItemRef(containers, key, &log);
+        if (result >= 0) {
+            result = (log == NULL || log == Py_None);
+            Py_XDECREF(log);
+        }
+    }
+    else {
+        PyObject *log = PyObject_CallMethod(containers, "get", "O", key);
+        result = log == NULL ? -1 : log == Py_None;
+        Py_XDECREF(log);
+    }
+    Py_XDECREF(key);
+    Py_DECREF(containers);
+    return result;
+}
+
+/* ``type(obj) in IMMUTABLE_TYPES`` */
+static inline int
+is_immutable_type(PyObject *obj)
+{
+    return PySet_Contains(S.immutable_types, (PyObject *)Py_TYPE(obj));
+}
+
+/* -- stripes --------------------------------------------------------------- */
+
+/* versions.stripe_of_object(id(obj)) */
+static inline Py_ssize_t
+stripe_of_object(PyObject *obj)
+{
+    return (Py_ssize_t)((((uint64_t)(uintptr_t)obj) >> 4) & S.stripe_mask);
+}
+
+/* versions.stripe_of_key(id(obj), key); -1 with an exception if key is unhashable.
+ * Python computes with unbounded ints and keeps the low bits (the mask), which
+ * is what wrapping 64-bit arithmetic gives too. */
+static inline Py_ssize_t
+stripe_of_key(PyObject *obj, PyObject *key)
+{
+    Py_hash_t hash = PyObject_Hash(key);
+    if (hash == -1 && PyErr_Occurred())
+        return -1;
+    uint64_t id = ((uint64_t)(uintptr_t)obj) >> 4;
+    return (Py_ssize_t)((id ^ ((uint64_t)hash + S.key_salt)) & S.stripe_mask);
+}
+
+/* VERSIONS[stripe] as a C integer; -1 with an exception on error. */
+static long long
+version_of(Py_ssize_t stripe)
+{
+    PyObject *item = PyList_GetItemRef(S.versions, stripe);
+    if (item == NULL)
+        return -1;
+    long long version = PyLong_AsLongLong(item);
+    Py_DECREF(item);
+    if (version == -1 && PyErr_Occurred())
+        return -1;
+    return version;
+}
+
+static long long
+rv_of(PyObject *tx)
+{
+    PyObject *rv = slot(tx, S.m_rv);
+    if (rv == NULL)
+        return -1;
+    long long value = PyLong_AsLongLong(rv);
+    Py_DECREF(rv);
+    if (value == -1 && PyErr_Occurred())
+        return -1;
+    return value;
+}
+
+/* ``tx.reads.add(stripe)`` */
+static int
+add_read(PyObject *tx, Py_ssize_t stripe)
+{
+    PyObject *reads = slot(tx, S.m_reads);
+    if (reads == NULL)
+        return -1;
+    PyObject *number = PyLong_FromSsize_t(stripe);
+    int status = -1;
+    if (number != NULL) {
+        if (PySet_Check(reads)) {
+            status = PySet_Add(reads, number);
+        }
+        else {
+            PyObject *r = PyObject_CallMethodOneArg(reads, S.s_add, number);
+            status = r == NULL ? -1 : 0;
+            Py_XDECREF(r);
+        }
+        Py_DECREF(number);
+    }
+    Py_DECREF(reads);
+    return status;
+}
+
+/* ``self.read_count += 1; if not self.read_count % VALIDATE_EVERY: self.check()`` */
+static int
+count_read(PyObject *tx)
+{
+    PyObject *count = slot(tx, S.m_read_count);
+    if (count == NULL)
+        return -1;
+    PyObject *one = PyLong_FromLong(1);
+    PyObject *next = one == NULL ? NULL : PyNumber_InPlaceAdd(count, one);
+    Py_XDECREF(one);
+    Py_DECREF(count);
+    if (next == NULL)
+        return -1;
+    if (PyMember_SetOne((char *)tx, S.m_read_count, next) < 0) {
+        Py_DECREF(next);
+        return -1;
+    }
+    PyObject *every;
+    if (PyDict_GetItemRef(S.txn_dict, S.s_validate_every, &every) <= 0) {
+        Py_DECREF(next);
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_NameError, "name 'VALIDATE_EVERY' is not defined");
+        return -1;
+    }
+    PyObject *rest = PyNumber_Remainder(next, every);
+    Py_DECREF(every);
+    Py_DECREF(next);
+    if (rest == NULL)
+        return -1;
+    int truth = PyObject_IsTrue(rest);
+    Py_DECREF(rest);
+    if (truth < 0)
+        return -1;
+    if (!truth) {
+        PyObject *r = PyObject_CallMethodNoArgs(tx, S.s_check);
+        if (r == NULL)
+            return -1;
+        Py_DECREF(r);
+    }
+    return 0;
+}
+
+/* -- the versioned read (Transaction.versioned) ------------------------------ */
+
+typedef PyObject *(*read_op)(PyObject *a, PyObject *b);
+
+static PyObject *
+op_getitem(PyObject *obj, PyObject *key)
+{
+    return PyObject_GetItem(obj, key);
+}
+
+static PyObject *
+op_getattr(PyObject *obj, PyObject *name)
+{
+    return PyObject_GetAttr(obj, name);
+}
+
+static PyObject *
+op_contains(PyObject *container, PyObject *item)
+{
+    int found = PySequence_Contains(container, item);
+    if (found < 0)
+        return NULL;
+    return PyBool_FromLong(found);
+}
+
+static PyObject *
+op_tuple(PyObject *obj, PyObject *unused)
+{
+    return PySequence_Tuple(obj);
+}
+
+/* ``tx.versioned(stripe, op, a, b)``: op(a, b) consistent with the snapshot. */
+static PyObject *
+versioned(PyObject *tx, Py_ssize_t stripe, read_op op, PyObject *a, PyObject *b)
+{
+    if (count_read(tx) < 0)
+        return NULL;
+    for (;;) {
+        long long before = version_of(stripe);
+        if (before == -1)
+            return NULL;
+        long long rv = rv_of(tx);
+        if (rv == -1)
+            return NULL;
+        if (before > rv) {
+            PyObject *r = PyObject_CallMethod(tx, "extend", "n", stripe);
+            if (r == NULL)
+                return NULL;
+            Py_DECREF(r);
+            continue;
+        }
+        PyObject *value = op(a, b);
+        if (value == NULL) {
+            if (!PyErr_ExceptionMatches(PyExc_Exception))
+                return NULL;
+            PyObject *type, *exc, *tb;
+            PyErr_Fetch(&type, &exc, &tb);
+            long long after = version_of(stripe);
+            if (after == -1) {
+                Py_XDECREF(type);
+                Py_XDECREF(exc);
+                Py_XDECREF(tb);
+                return NULL;
+            }
+            if (after != before) {
+                Py_XDECREF(type);
+                Py_XDECREF(exc);
+                Py_XDECREF(tb);
+                continue;
+            }
+            if (add_read(tx, stripe) < 0) {
+                Py_XDECREF(type);
+                Py_XDECREF(exc);
+                Py_XDECREF(tb);
+                return NULL;
+            }
+            PyErr_Restore(type, exc, tb);
+            return NULL;
+        }
+        long long after = version_of(stripe);
+        if (after == -1) {
+            Py_DECREF(value);
+            return NULL;
+        }
+        if (after == before) {
+            if (add_read(tx, stripe) < 0) {
+                Py_DECREF(value);
+                return NULL;
+            }
+            return value;
+        }
+        Py_DECREF(value);
+    }
+}
+
+/* ``tx.whole_read(obj, op, arg)`` when obj has no redo log (else FALLBACK). */
+static PyObject *
+whole_read(PyObject *tx, PyObject *obj, read_op op, PyObject *arg)
+{
+    int none = no_container_log(tx, obj);
+    if (none < 0)
+        return NULL;
+    if (!none)
+        return FALLBACK;
+    return versioned(tx, stripe_of_object(obj), op, obj, arg);
+}
+
+/* ``tx.read_dict_item(d, key)`` for an exact dict with no redo log (else FALLBACK). */
+static PyObject *
+read_dict_item(PyObject *tx, PyObject *d, PyObject *key)
+{
+    if (!PyDict_CheckExact(d))
+        return FALLBACK;
+    int none = no_container_log(tx, d);
+    if (none < 0)
+        return NULL;
+    if (!none)
+        return FALLBACK;
+    Py_ssize_t stripe = stripe_of_key(d, key);
+    if (stripe < 0)
+        return NULL;
+    return versioned(tx, stripe, op_getitem, d, key);
+}
+
+/* -- attributes ---------------------------------------------------------------- */
+
+/* getattr(obj, name, *default) */
+static PyObject *
+plain_getattr(PyObject *obj, PyObject *name, PyObject *const *deflt)
+{
+    PyObject *value = PyObject_GetAttr(obj, name);
+    if (value == NULL && deflt != NULL && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        PyErr_Clear();
+        return Py_NewRef(*deflt);
+    }
+    return value;
+}
+
+/* The cached attrkinds.read_kind(type(obj), name): 1 found (kind set), 0 not cached. */
+static int
+cached_read_kind(PyObject *obj, PyObject *name, long *kind)
+{
+    PyObject *key = PyTuple_Pack(2, (PyObject *)Py_TYPE(obj), name);
+    if (key == NULL)
+        return -1;
+    PyObject *cached;
+    int found = PyDict_GetItemRef(S.read_cache, key, &cached);
+    Py_DECREF(key);
+    if (found <= 0)
+        return found;
+    found = 0;
+    if (PyTuple_Check(cached) && PyTuple_GET_SIZE(cached) == 2
+            && PyLong_CheckExact(PyTuple_GET_ITEM(cached, 0))) {
+        *kind = PyLong_AsLong(PyTuple_GET_ITEM(cached, 0));
+        found = (*kind == -1 && PyErr_Occurred()) ? -1 : 1;
+    }
+    Py_DECREF(cached);
+    return found;
+}
+
+/* Whether tx's attribute redo log has (obj, name): 1, 0, -1 on error. */
+static int
+attr_logged(PyObject *tx, PyObject *obj, PyObject *name)
+{
+    PyObject *attrs = slot(tx, S.m_attrs);
+    if (attrs == NULL)
+        return -1;
+    if (!PyDict_CheckExact(attrs)) {
+        Py_DECREF(attrs);
+        return 1;                       /* unknown shape: let Python decide */
+    }
+    PyObject *key = PyLong_FromVoidPtr(obj);
+    PyObject *record = NULL;
+    int found = key == NULL ? -1 : PyDict_GetItemRef(attrs, key, &record);
+    Py_XDECREF(key);
+    Py_DECREF(attrs);
+    if (found <= 0)
+        return found;
+    /* record is [obj, {name: value}] */
+    found = 1;
+    if (PyList_CheckExact(record)) {
+        PyObject *names = PyList_GetItemRef(record, 1);
+        if (names == NULL) {
+            PyErr_Clear();
+        }
+        else {
+            found = PySequence_Contains(names, name);
+            Py_DECREF(names);
+        }
+    }
+    Py_DECREF(record);
+    return found;
+}
+
+static PyObject *
+fp_get_attr(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (!S.configured)
+        return NOT_CONFIGURED();
+    if (nargs < 3 || nargs > 4 || !PyUnicode_Check(args[2]))
+        return to_python(B_GET_ATTR, args, nargs, NULL);
+    PyObject *tx = args[0], *obj = args[1], *name = args[2];
+    PyObject *const *deflt = nargs == 4 ? &args[3] : NULL;
+    int mode = tx_mode(tx);
+    if (mode == MODE_ERROR)
+        return NULL;
+    if (mode == MODE_PYTHON)
+        return to_python(B_GET_ATTR, args, nargs, NULL);
+    if (mode == MODE_OPTIMISTIC) {
+        int private = is_private(tx, obj);
+        if (private < 0)
+            return NULL;
+        mode = private ? MODE_PLAIN : MODE_OPTIMISTIC;
+    }
+    if (mode == MODE_PLAIN)
+        return plain_getattr(obj, name, deflt);
+
+    long kind = -1;
+    int cached = cached_read_kind(obj, name, &kind);
+    if (cached < 0)
+        return NULL;
+    if (!cached)
+        return to_python(B_GET_ATTR, args, nargs, NULL);
+    PyObject *value;
+    if (kind == S.kind_plain) {
+        int logged = attr_logged(tx, obj, name);
+        if (logged < 0)
+            return NULL;
+        if (logged)
+            return to_python(B_GET_ATTR, args, nargs, NULL);
+        Py_ssize_t stripe = stripe_of_key(obj, name);
+        if (stripe < 0)
+            return NULL;
+        value = versioned(tx, stripe, op_getattr, obj, name);
+    }
+    else if (kind == S.kind_immutable || kind == S.kind_run) {
+        value = PyObject_GetAttr(obj, name);
+    }
+    else if (kind == S.kind_module && PyModule_Check(obj)) {
+        PyObject *d = PyModule_GetDict(obj);       /* borrowed, lives with the module */
+        value = read_dict_item(tx, d, name);
+        if (value == FALLBACK)
+            return to_python(B_GET_ATTR, args, nargs, NULL);
+        if (value == NULL && PyErr_ExceptionMatches(PyExc_KeyError)) {
+            /* module __getattr__, or the proper AttributeError */
+            PyErr_Clear();
+            value = PyObject_GetAttr(obj, name);
+        }
+    }
+    else {
+        return to_python(B_GET_ATTR, args, nargs, NULL);
+    }
+    if (value == NULL && deflt != NULL && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        PyErr_Clear();
+        return Py_NewRef(*deflt);
+    }
+    return value;
+}
+
+/* set_attr / del_attr: only objects private to the section are done here. */
+static PyObject *
+attr_write(int barrier, PyObject *const *args, Py_ssize_t nargs, Py_ssize_t expected)
+{
+    if (!S.configured)
+        return NOT_CONFIGURED();
+    if (nargs != expected || !PyUnicode_Check(args[2]) || args[0] == Py_None
+            || Py_TYPE(args[0]) != S.tx_type)
+        return to_python(barrier, args, nargs, NULL);
+    int private = is_private(args[0], args[1]);
+    if (private < 0)
+        return NULL;
+    if (!private)
+        return to_python(barrier, args, nargs, NULL);
+    if (PyObject_SetAttr(args[1], args[2], expected == 4 ? args[3] : NULL) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+fp_set_attr(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    return attr_write(B_SET_ATTR, args, nargs, 4);
+}
+
+static PyObject *
+fp_del_attr(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    return attr_write(B_DEL_ATTR, args, nargs, 3);
+}
+
+/* -- subscripts ------------------------------------------------------------------ */
+
+static PyObject *
+fp_get_item(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (!S.configured)
+        return NOT_CONFIGURED();
+    if (nargs != 3)
+        return to_python(B_GET_ITEM, args, nargs, NULL);
+    PyObject *tx = args[0], *obj = args[1], *key = args[2];
+    int mode = tx_mode(tx);
+    if (mode == MODE_ERROR)
+        return NULL;
+    if (mode == MODE_PYTHON)
+        return to_python(B_GET_ITEM, args, nargs, NULL);
+    if (mode == MODE_OPTIMISTIC) {
+        int plain = is_immutable_type(obj);
+        if (plain == 0)
+            plain = is_private(tx, obj);
+        if (plain < 0)
+            return NULL;
+        if (plain)
+            mode = MODE_PLAIN;
+    }
+    if (mode == MODE_PLAIN)
+        return PyObject_GetItem(obj, key);
+    PyObject *value = FALLBACK;
+    if (PyDict_CheckExact(obj))
+        value = read_dict_item(tx, obj, key);
+    else if (PyList_CheckExact(obj))
+        value = whole_read(tx, obj, op_getitem, key);
+    if (value == FALLBACK)
+        return to_python(B_GET_ITEM, args, nargs, NULL);
+    return value;
+}
+
+/* set_item / del_item: only containers private to the section are done here. */
+static PyObject *
+item_write(int barrier, PyObject *const *args, Py_ssize_t nargs, Py_ssize_t expected)
+{
+    if (!S.configured)
+        return NOT_CONFIGURED();
+    if (nargs != expected || args[0] == Py_None || Py_TYPE(args[0]) != S.tx_type)
+        return to_python(barrier, args, nargs, NULL);
+    int private = is_private(args[0], args[1]);
+    if (private < 0)
+        return NULL;
+    if (!private)
+        return to_python(barrier, args, nargs, NULL);
+    int status = expected == 4 ? PyObject_SetItem(args[1], args[2], args[3])
+                               : PyObject_DelItem(args[1], args[2]);
+    if (status < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+fp_set_item(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    return item_write(B_SET_ITEM, args, nargs, 4);
+}
+
+static PyObject *
+fp_del_item(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    return item_write(B_DEL_ITEM, args, nargs, 3);
+}
+
+/* -- globals ------------------------------------------------------------------------ */
+
+static PyObject *
+fp_get_global(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (!S.configured)
+        return NOT_CONFIGURED();
+    if (nargs != 3 || !PyDict_CheckExact(args[1]))
+        return to_python(B_GET_GLOBAL, args, nargs, NULL);
+    PyObject *tx = args[0], *namespace = args[1], *name = args[2];
+    int mode = tx_mode(tx);
+    if (mode == MODE_ERROR)
+        return NULL;
+    if (mode == MODE_PYTHON)
+        return to_python(B_GET_GLOBAL, args, nargs, NULL);
+    PyObject *value;
+    if (mode == MODE_PLAIN) {
+        int found = PyDict_GetItemRef(namespace, name, &value);
+        if (found < 0)
+            return NULL;
+        if (found)
+            return value;
+        /* a builtin, or NameError: Python does it (nothing has happened yet) */
+        return to_python(B_GET_GLOBAL, args, nargs, NULL);
+    }
+    value = read_dict_item(tx, namespace, name);
+    if (value == FALLBACK)
+        return to_python(B_GET_GLOBAL, args, nargs, NULL);
+    if (value != NULL || !PyErr_ExceptionMatches(PyExc_KeyError))
+        return value;
+    /* The name is not a global (and that read is recorded): a builtin, or NameError. */
+    PyErr_Clear();
+    int found = PyDict_GetItemRef(S.builtins_dict, name, &value);
+    if (found < 0)
+        return NULL;
+    if (found)
+        return value;
+    PyObject *message = PyUnicode_FromFormat("name %R is not defined", name);
+    if (message == NULL)
+        return NULL;
+    PyObject *exc = PyObject_CallOneArg(PyExc_NameError, message);
+    Py_DECREF(message);
+    if (exc == NULL)
+        return NULL;
+    if (PyObject_SetAttrString(exc, "name", name) < 0) {
+        Py_DECREF(exc);
+        return NULL;
+    }
+    PyException_SetCause(exc, NULL);               /* "from None" */
+    PyErr_SetObject(PyExc_NameError, exc);
+    Py_DECREF(exc);
+    return NULL;
+}
+
+/* -- iteration, membership, fresh objects ----------------------------------------- */
+
+static PyObject *
+fp_iterate(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (!S.configured)
+        return NOT_CONFIGURED();
+    if (nargs != 2)
+        return to_python(B_ITERATE, args, nargs, NULL);
+    PyObject *tx = args[0], *obj = args[1];
+    int mode = tx_mode(tx);
+    if (mode == MODE_ERROR)
+        return NULL;
+    if (mode == MODE_PYTHON)
+        return to_python(B_ITERATE, args, nargs, NULL);
+    if (mode == MODE_PLAIN)
+        return Py_NewRef(obj);
+    int private = is_private(tx, obj);
+    if (private < 0)
+        return NULL;
+    if (private)
+        return Py_NewRef(obj);
+    if (PyList_CheckExact(obj) || PyDict_CheckExact(obj) || PySet_CheckExact(obj)) {
+        PyObject *value = whole_read(tx, obj, op_tuple, NULL);
+        if (value == FALLBACK)
+            return to_python(B_ITERATE, args, nargs, NULL);
+        return value;
+    }
+    /* An immutable builtin cannot be (or pretend to be) a container or a frame. */
+    int immutable = is_immutable_type(obj);
+    if (immutable < 0)
+        return NULL;
+    if (!immutable) {
+        int special = PyObject_IsInstance(obj, S.container_types);
+        if (special == 0)
+            special = PyObject_IsInstance(obj, S.frame_types);
+        if (special < 0)
+            return NULL;
+        if (special)
+            return to_python(B_ITERATE, args, nargs, NULL);
+    }
+    return Py_NewRef(obj);
+}
+
+static PyObject *
+fp_contains(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (!S.configured)
+        return NOT_CONFIGURED();
+    if (nargs != 3)
+        return to_python(B_CONTAINS, args, nargs, NULL);
+    PyObject *tx = args[0], *item = args[1], *container = args[2];
+    int mode = tx_mode(tx);
+    if (mode == MODE_ERROR)
+        return NULL;
+    if (mode == MODE_PYTHON)
+        return to_python(B_CONTAINS, args, nargs, NULL);
+    if (mode == MODE_OPTIMISTIC) {
+        int plain = is_immutable_type(container);
+        if (plain == 0)
+            plain = is_private(tx, container);
+        if (plain < 0)
+            return NULL;
+        if (plain)
+            mode = MODE_PLAIN;
+    }
+    if (mode == MODE_PLAIN)
+        return op_contains(container, item);
+    PyObject *value = FALLBACK;
+    if (PyDict_CheckExact(container)) {
+        int none = no_container_log(tx, container);
+        if (none < 0)
+            return NULL;
+        if (none) {
+            Py_ssize_t stripe = stripe_of_key(container, item);
+            if (stripe < 0)
+                return NULL;
+            value = versioned(tx, stripe, op_contains, container, item);
+        }
+    }
+    else if (PyList_CheckExact(container) || PySet_CheckExact(container)) {
+        value = whole_read(tx, container, op_contains, item);
+    }
+    if (value == FALLBACK)
+        return to_python(B_CONTAINS, args, nargs, NULL);
+    return value;
+}
+
+static PyObject *
+fp_new(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (!S.configured)
+        return NOT_CONFIGURED();
+    if (nargs != 2 || (args[0] != Py_None && Py_TYPE(args[0]) != S.tx_type))
+        return to_python(B_NEW, args, nargs, NULL);
+    if (args[0] != Py_None && mark_private(args[0], args[1]) < 0)
+        return NULL;
+    return Py_NewRef(args[1]);
+}
+
+/* -- calls ----------------------------------------------------------------------------- */
+
+/* The policy of f if policy.lookup has it cached and f is its own key
+ * (functions of modules, builtins, classes); NULL without exception otherwise. */
+static PyObject *
+cached_policy(PyObject *f)
+{
+    if (PyCFunction_CheckExact(f)) {
+        PyObject *self = PyCFunction_GET_SELF(f);
+        if (self != NULL && !PyModule_CheckExact(self))
+            return NULL;
+    }
+    else if (!PyType_Check(f)) {
+        return NULL;
+    }
+    PyObject *rule;
+    if (PyDict_GetItemRef(S.policy_cache, f, &rule) < 0)
+        PyErr_Clear();                 /* an unhashable class: Python handles it */
+    return rule;
+}
+
+/* 1 when an argument is a shared list, dict or set (Python reads those carefully). */
+static int
+has_shared_container(PyObject *tx, PyObject *const *args, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int container = PyObject_IsInstance(args[i], S.container_types);
+        if (container < 0)
+            return -1;
+        if (container) {
+            int private = is_private(tx, args[i]);
+            if (private <= 0)
+                return private < 0 ? -1 : 1;
+        }
+    }
+    return 0;
+}
+
+/* 1 when every position of ``rule.writes`` is an argument private to tx. */
+static int
+writes_private_args(PyObject *tx, PyObject *rule, PyObject *const *args, Py_ssize_t n)
+{
+    PyObject *writes = PyObject_GetAttr(rule, S.s_writes);
+    if (writes == NULL)
+        return -1;
+    int result = PyTuple_CheckExact(writes);
+    for (Py_ssize_t i = 0; result == 1 && i < PyTuple_GET_SIZE(writes); i++) {
+        Py_ssize_t index = PyLong_AsSsize_t(PyTuple_GET_ITEM(writes, i));
+        if (index == -1 && PyErr_Occurred())
+            result = -1;
+        else if (index < 0 || index >= n)
+            result = 0;
+        else
+            result = is_private(tx, args[index]);
+    }
+    Py_DECREF(writes);
+    return result;
+}
+
+/* _fresh(tx, rule, result): a new object becomes private through tx.adopt(),
+ * which also moves the attribute writes its __init__ logged onto it. */
+static PyObject *
+fresh(PyObject *tx, PyObject *rule, PyObject *result)
+{
+    PyObject *flag = PyObject_GetAttr(rule, S.s_fresh);
+    int truth = flag == NULL ? -1 : PyObject_IsTrue(flag);
+    Py_XDECREF(flag);
+    if (truth > 0) {
+        truth = is_immutable_type(result);
+        if (truth == 0) {
+            PyObject *r = PyObject_CallMethodOneArg(tx, S.s_adopt, result);
+            truth = r == NULL ? -1 : 1;
+            Py_XDECREF(r);
+        }
+    }
+    if (truth < 0) {
+        Py_DECREF(result);
+        return NULL;
+    }
+    return result;
+}
+
+/* An optimistic call of an uninstrumented callable; FALLBACK when not handled. */
+static PyObject *
+optimistic_call(PyObject *tx, PyObject *f, PyObject *const *args, Py_ssize_t n,
+                PyObject *kwnames)
+{
+    /* a method of a private list, dict or set: a plain call (the special
+     * handlers of dict.get/setdefault/pop do exactly that too) */
+    if (PyCFunction_CheckExact(f)) {
+        PyObject *owner = PyCFunction_GET_SELF(f);
+        if (owner != NULL && !PyModule_CheckExact(owner)) {
+            int container = PyObject_IsInstance(owner, S.container_types);
+            if (container <= 0)
+                return container < 0 ? NULL : FALLBACK;
+            int private = is_private(tx, owner);
+            if (private <= 0)
+                return private < 0 ? NULL : FALLBACK;
+            return PyObject_Vectorcall(f, args, n, kwnames);
+        }
+    }
+    PyObject *rule = cached_policy(f);
+    if (rule == NULL)
+        return PyErr_Occurred() ? NULL : FALLBACK;
+    if (rule == S.irrevocable && PyType_Check(f) && S.class_policies != NULL) {
+        /* a class unknown to the table: barriers._class_policy's cached answer */
+        Py_DECREF(rule);
+        if (PyDict_GetItemRef(S.class_policies, f, &rule) < 0)
+            PyErr_Clear();
+        if (rule == NULL)
+            return FALLBACK;
+    }
+    PyObject *result = FALLBACK;
+    PyObject *kind = PyObject_GetAttr(rule, S.s_kind);
+    if (kind == NULL) {
+        result = NULL;
+        goto done;
+    }
+    int ok;
+    if (PyUnicode_Check(kind) && PyUnicode_CompareWithASCIIString(kind, "pure") == 0)
+        ok = 1;
+    else if (PyUnicode_Check(kind) && PyUnicode_CompareWithASCIIString(kind, "mutates") == 0)
+        ok = writes_private_args(tx, rule, args, n);
+    else
+        ok = 0;
+    if (ok == 1) {
+        ok = has_shared_container(tx, args, n);
+        if (ok == 0) {
+            result = PyObject_Vectorcall(f, args, n, kwnames);
+            if (result != NULL)
+                result = fresh(tx, rule, result);
+        }
+    }
+    if (ok < 0)
+        result = NULL;
+    Py_DECREF(kind);
+done:
+    Py_DECREF(rule);
+    return result;
+}
+
+static PyObject *
+fp_call(PyObject *module, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    if (!S.configured)
+        return NOT_CONFIGURED();
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs < 2 || (args[0] != Py_None && Py_TYPE(args[0]) != S.tx_type))
+        return to_python(B_CALL, args, nargs, kwnames);
+    PyObject *tx = args[0], *f = args[1];
+    PyObject *const *call_args = args + 2;
+    Py_ssize_t n = nargs - 2;
+
+    if (PyFunction_Check(f) && Py_IS_TYPE(f, &PyFunction_Type)) {
+        PyObject *code = PyFunction_GET_CODE(f);
+        if (code == S.entry_code) {
+            PyObject *wrapped = PyObject_GetAttr(f, S.s_wrapped);
+            if (wrapped == NULL)
+                return NULL;
+            PyObject *result = PyObject_Vectorcall(wrapped, call_args, n, kwnames);
+            Py_DECREF(wrapped);
+            return result;
+        }
+        int instrumented = PySet_Contains(S.instrumented_codes, code);
+        if (instrumented < 0)
+            return NULL;
+        if (instrumented) {
+            PyObject *result = PyObject_Vectorcall(f, call_args, n, kwnames);
+            if (result != NULL && tx != Py_None) {
+                int frame = PyObject_IsInstance(result, S.frame_types);
+                if (frame > 0)
+                    frame = mark_private(tx, result);
+                if (frame < 0)
+                    Py_CLEAR(result);
+            }
+            return result;
+        }
+    }
+    else if (PyMethod_Check(f)) {
+        PyObject *func = PyMethod_GET_FUNCTION(f);
+        if (Py_IS_TYPE(func, &PyFunction_Type) && PyFunction_GET_CODE(func) == S.entry_code) {
+            PyObject *wrapped = PyObject_GetAttr(func, S.s_wrapped);
+            if (wrapped == NULL)
+                return NULL;
+            /* wrapped(f.__self__, *args, **kwargs) */
+            Py_ssize_t total = n + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+            PyObject **stack = PyMem_Malloc((total + 1) * sizeof(PyObject *));
+            if (stack == NULL) {
+                Py_DECREF(wrapped);
+                return PyErr_NoMemory();
+            }
+            stack[0] = PyMethod_GET_SELF(f);
+            for (Py_ssize_t i = 0; i < total; i++)
+                stack[i + 1] = call_args[i];
+            PyObject *result = PyObject_Vectorcall(wrapped, stack, n + 1, kwnames);
+            PyMem_Free(stack);
+            Py_DECREF(wrapped);
+            return result;
+        }
+    }
+    int mode = tx_mode(tx);
+    if (mode == MODE_ERROR)
+        return NULL;
+    if (mode == MODE_OPTIMISTIC) {
+        PyObject *result = optimistic_call(tx, f, call_args, n, kwnames);
+        if (result != FALLBACK)
+            return result;
+    }
+    return to_python(B_CALL, args, nargs, kwnames);
+}
+
+/* -- configuration ------------------------------------------------------------------- */
+
+static PyMemberDef *
+member_of(PyTypeObject *type, const char *name)
+{
+    PyObject *descr = PyObject_GetAttrString((PyObject *)type, name);
+    if (descr == NULL)
+        return NULL;
+    PyMemberDef *member = NULL;
+    if (Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
+        member = ((PyMemberDescrObject *)descr)->d_member;
+        if (member->type != T_OBJECT_EX)
+            member = NULL;
+    }
+    /* The class keeps the descriptor (and its PyMemberDef) alive. */
+    Py_DECREF(descr);
+    if (member == NULL)
+        PyErr_Format(PyExc_TypeError, "%s.%s is not a __slots__ member", type->tp_name, name);
+    return member;
+}
+
+static int
+long_arg(PyObject *kwargs, const char *name, long *out)
+{
+    PyObject *value = PyDict_GetItemString(kwargs, name);
+    if (value == NULL) {
+        PyErr_Format(PyExc_TypeError, "configure() needs %s", name);
+        return -1;
+    }
+    *out = PyLong_AsLong(value);
+    return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+static PyObject *
+object_arg(PyObject *kwargs, const char *name)
+{
+    PyObject *value = PyDict_GetItemString(kwargs, name);
+    if (value == NULL)
+        PyErr_Format(PyExc_TypeError, "configure() needs %s", name);
+    return Py_XNewRef(value);
+}
+
+static PyObject *
+fp_configure(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+    if (S.configured) {
+        PyErr_SetString(PyExc_RuntimeError, "_fastpath is configured once per process");
+        return NULL;
+    }
+    if (PyTuple_GET_SIZE(args) != 0 || kwargs == NULL) {
+        PyErr_SetString(PyExc_TypeError, "configure() takes keyword arguments only");
+        return NULL;
+    }
+    PyObject *tx_type = NULL, *txn_module = NULL, *python = NULL, *kinds = NULL,
+             *builtins = NULL;
+    long mask, salt;
+    tx_type = object_arg(kwargs, "transaction");
+    if (tx_type == NULL || !PyType_Check(tx_type)) {
+        if (tx_type != NULL)
+            PyErr_SetString(PyExc_TypeError, "transaction must be a class");
+        goto error;
+    }
+    S.tx_type = (PyTypeObject *)tx_type;
+    if (!(S.m_rv = member_of(S.tx_type, "rv")) || !(S.m_reads = member_of(S.tx_type, "reads"))
+            || !(S.m_private = member_of(S.tx_type, "private"))
+            || !(S.m_attrs = member_of(S.tx_type, "attrs"))
+            || !(S.m_containers = member_of(S.tx_type, "containers"))
+            || !(S.m_inevitable = member_of(S.tx_type, "inevitable"))
+            || !(S.m_read_count = member_of(S.tx_type, "read_count")))
+        goto error;
+    if (!(txn_module = object_arg(kwargs, "txn_module")))
+        goto error;
+    S.txn_dict = PyObject_GetAttrString(txn_module, "__dict__");
+    if (S.txn_dict == NULL || !PyDict_Check(S.txn_dict))
+        goto error;
+    if (!(S.versions = object_arg(kwargs, "versions")) || !PyList_CheckExact(S.versions)
+            || long_arg(kwargs, "stripe_mask", &mask) < 0 || long_arg(kwargs, "key_salt", &salt) < 0
+            || !(S.immutable_types = object_arg(kwargs, "immutable_types"))
+            || !PyFrozenSet_Check(S.immutable_types)
+            || !(S.read_cache = object_arg(kwargs, "read_cache")) || !PyDict_Check(S.read_cache)
+            || !(kinds = object_arg(kwargs, "kinds"))
+            || !PyArg_ParseTuple(kinds, "llll", &S.kind_plain, &S.kind_immutable, &S.kind_run,
+                                 &S.kind_module)
+            || !(S.policy_cache = object_arg(kwargs, "policy_cache"))
+            || !PyDict_Check(S.policy_cache)
+            || !(S.irrevocable = object_arg(kwargs, "irrevocable"))
+            || !(S.instrumented_codes = object_arg(kwargs, "instrumented_codes"))
+            || !PySet_Check(S.instrumented_codes)
+            || !(S.entry_code = object_arg(kwargs, "entry_code"))
+            || !(S.frame_types = object_arg(kwargs, "frame_types"))
+            || !PyTuple_Check(S.frame_types)
+            || !(python = object_arg(kwargs, "python")) || !PyDict_Check(python)) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "configure(): an argument has the wrong type");
+        goto error;
+    }
+    S.class_policies = Py_XNewRef(PyDict_GetItemString(kwargs, "class_policies"));
+    if (S.class_policies != NULL && !PyDict_Check(S.class_policies))
+        Py_CLEAR(S.class_policies);
+    S.stripe_mask = (uint64_t)mask;
+    S.key_salt = (uint64_t)salt;
+    for (int i = 0; i < B_COUNT; i++) {
+        PyObject *fn = PyDict_GetItemString(python, barrier_names[i]);
+        if (fn == NULL || !PyCallable_Check(fn)) {
+            PyErr_Format(PyExc_TypeError, "configure(): python[%s] must be the Python barrier",
+                         barrier_names[i]);
+            goto error;
+        }
+        S.python[i] = Py_NewRef(fn);
+    }
+    S.container_types = Py_BuildValue("(OOO)", &PyList_Type, &PyDict_Type, &PySet_Type);
+    builtins = PyImport_ImportModule("builtins");
+    if (S.container_types == NULL || builtins == NULL)
+        goto error;
+    S.builtins_dict = Py_NewRef(PyModule_GetDict(builtins));
+    Py_DECREF(builtins);
+    Py_DECREF(txn_module);
+    Py_DECREF(python);
+    Py_DECREF(kinds);
+    S.configured = 1;
+    Py_RETURN_NONE;
+error:
+    /* A failed configure leaves the module unconfigured; the references taken
+     * so far are kept (a few objects, once per process). */
+    Py_XDECREF(txn_module);
+    Py_XDECREF(python);
+    Py_XDECREF(kinds);
+    return NULL;
+}
+
+/* -- the module ---------------------------------------------------------------------------- */
+
+static PyMethodDef fp_methods[] = {
+    {"configure", (PyCFunction)(void (*)(void))fp_configure, METH_VARARGS | METH_KEYWORDS,
+     "configure(**engine): hand over the engine's objects; once, from fastpath.install()."},
+    {"current", fp_current, METH_NOARGS, "The transaction of this thread (None outside sections)."},
+    {"get_attr", (PyCFunction)(void (*)(void))fp_get_attr, METH_FASTCALL,
+     "get_attr(tx, obj, name, *default): barriers.get_attr"},
+    {"set_attr", (PyCFunction)(void (*)(void))fp_set_attr, METH_FASTCALL,
+     "set_attr(tx, obj, name, value): barriers.set_attr"},
+    {"del_attr", (PyCFunction)(void (*)(void))fp_del_attr, METH_FASTCALL,
+     "del_attr(tx, obj, name): barriers.del_attr"},
+    {"get_item", (PyCFunction)(void (*)(void))fp_get_item, METH_FASTCALL,
+     "get_item(tx, obj, key): barriers.get_item"},
+    {"set_item", (PyCFunction)(void (*)(void))fp_set_item, METH_FASTCALL,
+     "set_item(tx, obj, key, value): barriers.set_item"},
+    {"del_item", (PyCFunction)(void (*)(void))fp_del_item, METH_FASTCALL,
+     "del_item(tx, obj, key): barriers.del_item"},
+    {"get_global", (PyCFunction)(void (*)(void))fp_get_global, METH_FASTCALL,
+     "get_global(tx, namespace, name): barriers.get_global"},
+    {"call", (PyCFunction)(void (*)(void))fp_call, METH_FASTCALL | METH_KEYWORDS,
+     "call(tx, f, /, *args, **kwargs): barriers.call"},
+    {"iterate", (PyCFunction)(void (*)(void))fp_iterate, METH_FASTCALL,
+     "iterate(tx, obj): barriers.iterate"},
+    {"contains", (PyCFunction)(void (*)(void))fp_contains, METH_FASTCALL,
+     "contains(tx, item, container): barriers.contains"},
+    {"new", (PyCFunction)(void (*)(void))fp_new, METH_FASTCALL, "new(tx, obj): barriers.new"},
+    {NULL, NULL, 0, NULL}
+};
+
+static int
+fp_exec(PyObject *module)
+{
+    if (PyType_Ready(&TxSlotType) < 0)
+        return -1;
+    if (PyModule_AddObjectRef(module, "TxSlot", (PyObject *)&TxSlotType) < 0)
+        return -1;
+    if (S.s_check == NULL) {
+        if (!(S.s_check = PyUnicode_InternFromString("check"))
+                || !(S.s_extend = PyUnicode_InternFromString("extend"))
+                || !(S.s_wrapped = PyUnicode_InternFromString("__wrapped__"))
+                || !(S.s_kind = PyUnicode_InternFromString("kind"))
+                || !(S.s_fresh = PyUnicode_InternFromString("fresh"))
+                || !(S.s_writes = PyUnicode_InternFromString("writes"))
+                || !(S.s_validate_every = PyUnicode_InternFromString("VALIDATE_EVERY"))
+                || !(S.s_add = PyUnicode_InternFromString("add"))
+                || !(S.s_adopt = PyUnicode_InternFromString("adopt")))
+            return -1;
+    }
+    return 0;
+}
+
+static PyModuleDef_Slot fp_slots[] = {
+    {Py_mod_exec, fp_exec},
+#if PY_VERSION_HEX >= 0x030C0000
+    /* One set of module state and one thread-local per process. */
+    {Py_mod_multiple_interpreters, Py_MOD_MULTIPLE_INTERPRETERS_NOT_SUPPORTED},
+#endif
+#if PY_VERSION_HEX >= 0x030D0000
+    /* Safe without the GIL: importing this keeps a free-threaded build GIL-free. */
+    {Py_mod_gil, Py_MOD_GIL_NOT_USED},
+#endif
+    {0, NULL}
+};
+
+static struct PyModuleDef fp_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "tornado_stm.stm._fastpath",
+    .m_doc = "The hot cases of the STM barriers in C; see tornado_stm.stm.fastpath.",
+    .m_size = 0,
+    .m_methods = fp_methods,
+    .m_slots = fp_slots,
+};
+
+PyMODINIT_FUNC
+PyInit__fastpath(void)
+{
+    return PyModuleDef_Init(&fp_module);
+}
