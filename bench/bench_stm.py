@@ -12,8 +12,8 @@ one atomic section). Reported:
 1. barrier cost per instrumented read and write, inside a section and
    outside any section, against the plain operation (ns per operation,
    loop overhead subtracted);
-2. primes up to 10000 by trial division (few shared accesses): plain and
-   instrumented, 1 and 2 threads;
+2. primes up to 10000 by trial division (few shared accesses), the
+   function of ``apps/primes.py``: plain and instrumented, 1 and 2 threads;
 3. A-star search over a shared 100x100 grid (a list of lists read by
    every section): plain and instrumented, 1 and 2 threads.
 
@@ -24,6 +24,7 @@ the same code; overheads are instrumented time over plain time, 1 thread.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import logging
 import sys
@@ -32,6 +33,7 @@ import time
 from types import ModuleType
 from typing import Callable
 
+import apps.primes
 from tornado_stm import instrument, stm
 
 logger = logging.getLogger("bench_stm")
@@ -75,17 +77,6 @@ def write_item(d, n):
         d["k"] = i
 
 
-def primes_up_to(n):
-    primes = []
-    for candidate in range(2, n + 1):
-        for divisor in range(2, candidate):
-            if candidate % divisor == 0:
-                break
-        else:
-            primes.append(candidate)
-    return len(primes)
-
-
 def make_grid(size):
     grid = []
     for y in range(size):
@@ -122,14 +113,22 @@ def astar(start, goal):
 '''
 
 
-def load_workloads() -> tuple[ModuleType, ModuleType]:
-    """The workload module compiled plain, and compiled instrumented."""
-    plain = ModuleType("bench_workload_plain")
-    exec(compile(WORKLOAD_SOURCE, "<bench workload>", "exec"), plain.__dict__)
-    instrumented = ModuleType("bench_workload_stm")
+def compile_twice(source: str, filename: str) -> tuple[ModuleType, ModuleType]:
+    """A module's source compiled plain, and compiled instrumented."""
+    plain = ModuleType("bench_plain")
+    exec(compile(source, filename, "exec"), plain.__dict__)
+    instrumented = ModuleType("bench_stm")
     instrument.prepare_namespace(instrumented.__dict__)
-    exec(instrument.compile_instrumented(WORKLOAD_SOURCE, "<bench workload>"),
-         instrumented.__dict__)
+    exec(instrument.compile_instrumented(source, filename), instrumented.__dict__)
+    return plain, instrumented
+
+
+def load_workloads() -> tuple[ModuleType, ModuleType]:
+    """The workloads plain and instrumented; primes come from the primes app itself."""
+    plain, instrumented = compile_twice(WORKLOAD_SOURCE, "<bench workload>")
+    primes_plain, primes_stm = compile_twice(inspect.getsource(apps.primes), apps.primes.__file__)
+    plain.primes_up_to = primes_plain.primes_up_to
+    instrumented.primes_up_to = primes_stm.primes_up_to
     return plain, instrumented
 
 
