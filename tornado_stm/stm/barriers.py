@@ -436,6 +436,11 @@ def _call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
                 call_args[index] = tx.materialize(log)
             else:
                 watched.append(stripe_of_object(id(arg)))
+        elif isinstance(arg, _FRAMES) and id(arg) not in tx.private:
+            # list(gen), sum(gen)...: the C code would resume a frame that
+            # existed before the section, which cannot be rolled back.
+            _inevitable(tx, "resuming a generator or coroutine from outside the section")
+            return f(*args, **kwargs)
     final_args = args if call_args is None else tuple(call_args)
     if not watched:
         return f(*final_args, **kwargs)

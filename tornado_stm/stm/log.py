@@ -93,7 +93,11 @@ def close_log() -> None:
 def _after_fork_in_child() -> None:
     global _writer
     # The parent's writer (its file object and lock) must not be shared.
-    _writer = LogWriter(fork_log_path(_path)) if (_follow_forks and _path) else None
+    # Children often end with os._exit(), which skips atexit: their log is
+    # written unbuffered so that no record is lost.
+    _writer = None
+    if _follow_forks and _path:
+        _writer = LogWriter(open(fork_log_path(_path), "wb", buffering=0))
 
 
 open_log()
