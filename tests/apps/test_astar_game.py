@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from apps.astar_game import FREE, WALL, BadRequest, Game, Refused, shortest_path
-from bench.bench_astar import bfs_distance
+from bench.astar_rules import bfs_distance
 
 grids = st.integers(2, 9).flatmap(lambda w: st.lists(
     st.lists(st.sampled_from([FREE, FREE, WALL]), min_size=w, max_size=w), min_size=2,

@@ -1,7 +1,7 @@
 """Game rules under concurrent players, checked by the benchmark's own checker.
 
 ``bench_astar`` plays the game with several threads at once and checks every
-answer afterwards (see its docstring for the rules). Here it runs for a
+answer afterwards (the rules: bench/astar_rules.py). Here it runs for a
 bounded number of actions, and the checker is shown to catch violations in
 runs that break the rules.
 """
@@ -9,10 +9,12 @@ runs that break the rules.
 from __future__ import annotations
 
 import copy
+import random
 
 import pytest
 
-from bench.bench_astar import Event, SimulatedPlayer, check_run, run_players
+from bench.astar_rules import Event, check_run
+from bench.bench_astar import GameClient, SimulatedPlayer, run_players
 
 
 def test_concurrent_players_never_break_the_rules(demo_server) -> None:
@@ -30,8 +32,6 @@ def test_concurrent_players_never_break_the_rules(demo_server) -> None:
 @pytest.fixture(scope="module")
 def recorded_run(demo_server):
     """A real, legal run of 4 players, kept to be broken by the tests below."""
-    import random
-    from bench.bench_astar import GameClient
     client = GameClient(demo_server.url, "/astar")
     joined = [client.call("join", {"name": f"r{i}"})[1]["player"] for i in range(4)]
     initial = client.call("state")[1]
