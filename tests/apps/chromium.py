@@ -116,5 +116,11 @@ class DevTools:
             await self.send("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left",
                             clickCount=0 if kind == "mouseMoved" else 1)
 
+    async def press(self, key: str, key_code: int) -> None:
+        """A real key press, e.g. ``press("ArrowRight", 39)``."""
+        for kind in ("keyDown", "keyUp"):
+            await self.send("Input.dispatchKeyEvent", type=kind, key=key, code=key,
+                            windowsVirtualKeyCode=key_code)
+
     def close(self) -> None:
         self.connection.close()

@@ -1,4 +1,4 @@
-"""The game page in headless Chromium: it draws the map, and a click builds a wall."""
+"""The game page in headless Chromium: it draws the map, a click builds a wall, keys move."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def pixel_at(x: int, y: int) -> str:
             f'.getImageData({x}, {y}, 1, 1).data.slice(0, 3))')
 
 
-def test_page_draws_the_map_and_a_click_builds_a_wall(demo_server, tmp_path) -> None:
+def test_page_draws_the_map_a_click_builds_a_wall_and_keys_move(demo_server, tmp_path) -> None:
     game = f"{demo_server.url}/astar"
     browser = Chromium(game + "/")
     try:
@@ -83,6 +83,28 @@ async def play_in_the_page(game: str, browser: Chromium, tmp_path) -> None:
         await tools.wait_for(f"{pixel_at(*center)}.every(v => v === 0x33)")
         assert "built a wall" in await tools.evaluate(
             'document.getElementById("status").textContent')
+
+        # An arrow key moves the page's player to a free neighbouring cell.
+        state = fetch(game + "/api/state")[2]
+        me = next(p for p in state["players"] if p["id"] == browser_players[0]["id"])
+        occupied = {(p["x"], p["y"]) for p in state["players"]}
+        arrows = {"ArrowRight": (1, 0, 39), "ArrowLeft": (-1, 0, 37),
+                  "ArrowDown": (0, 1, 40), "ArrowUp": (0, -1, 38)}
+        free = [(key, me["x"] + dx, me["y"] + dy, code) for key, (dx, dy, code) in arrows.items()
+                if 0 <= me["x"] + dx < state["width"] and 0 <= me["y"] + dy < state["height"]
+                and not state["grid"][me["y"] + dy][me["x"] + dx]
+                and (me["x"] + dx, me["y"] + dy) not in occupied]
+        assert free, "on the default map the first player's cell has a free neighbour"
+        key, tx, ty, code = free[0]
+        await tools.press(key, code)
+        for _ in range(100):
+            moved = next(p for p in fetch(game + "/api/state")[2]["players"]
+                         if p["id"] == me["id"])
+            if (moved["x"], moved["y"]) == (tx, ty):
+                break
+            await asyncio.sleep(0.1)
+        else:
+            pytest.fail(f"{key} did not move the player from ({me['x']}, {me['y']})")
 
         if os.environ.get("ASTAR_SCREENSHOT"):  # for a person to look at
             shot = await tools.send("Page.captureScreenshot", format="png")
