@@ -110,3 +110,21 @@ def test_trailing_plus_makes_forked_children_log_too(tmp_path: Path) -> None:
     child = result.stdout.split()[-1]
     assert log.read_bytes().startswith(b"STMGC-C8-PROF01\n")
     assert (tmp_path / f"fork.log.fork{child}").read_bytes().startswith(b"STMGC-C8-PROF01\n")
+
+
+def test_deep_reads_of_private_structures_stay_optimistic() -> None:
+    effects = instrumented("effects")
+    stm.reset_stats()
+    assert effects.dumps_private(3) == '{"values": [0, 1, 2], "name": "private"}'
+    assert stm.stats()["inevitable"] == 0
+    assert effects.dumps_shared().startswith('{"shared": {')
+    assert stm.stats()["inevitable_by_cause"] == {"deep read by json.dumps": 1}
+
+
+def test_building_an_exception_of_an_uninstrumented_module_is_not_irrevocable() -> None:
+    import tornado.web
+    effects = instrumented("effects")
+    stm.reset_stats()
+    with pytest.raises(tornado.web.HTTPError):
+        effects.raise_http_error()
+    assert stm.stats()["inevitable"] == 0

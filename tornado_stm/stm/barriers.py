@@ -397,9 +397,48 @@ def _call_optimistic(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
         args = tuple(tx.shadow_for_write(arg) if index in rule.writes and id(arg) not in tx.private
                      else arg for index, arg in enumerate(args))
         return _fresh(tx, rule, _call_reading(tx, f, args, kwargs))
+    if kind == "deep" and _deeply_private(tx, (args, kwargs)):
+        # json.dumps of a structure built by this section: nothing shared to read.
+        return f(*args, **kwargs)
     what = "deep read by" if kind == "deep" else "call to"
     _inevitable(tx, f"{what} {policy.qualified_name(f)}")
     return _call_direct(tx, f, args, kwargs)
+
+
+#: How many objects _deeply_private() looks at before giving up.
+DEEP_CHECK_BUDGET = 10_000
+
+
+def _deeply_private(tx: Transaction, root: Any) -> bool:
+    """True if ``root`` reaches only immutable values and containers private to ``tx``.
+
+    The argument tuple and keyword dict themselves are the caller's; the
+    containers inside them must be private. Other objects (instances) are
+    assumed shared. Gives up (False) after ``DEEP_CHECK_BUDGET`` objects.
+    """
+    stack = [root]
+    budget = DEEP_CHECK_BUDGET
+    while stack:
+        budget -= 1
+        if budget < 0:
+            return False
+        obj = stack.pop()
+        kind = type(obj)
+        if kind is tuple or kind is frozenset:
+            stack.extend(obj)
+        elif kind in IMMUTABLE_TYPES:
+            continue
+        elif obj is root[1] or id(obj) in tx.private:
+            if kind is dict or obj is root[1]:
+                stack.extend(obj.keys())
+                stack.extend(obj.values())
+            elif kind is list or kind is set:
+                stack.extend(obj)
+            else:
+                return False
+        else:
+            return False
+    return True
 
 
 def _call_unbound(container: Any, name: str, args: tuple, kwargs: dict) -> Any:
@@ -484,8 +523,8 @@ def _class_policy(klass: type) -> policy.CallPolicy:
 
 
 def _class_is_safe(klass: type) -> bool:
-    if issubclass(klass, BaseException) and klass.__module__ == "builtins":
-        return True
+    if issubclass(klass, BaseException):
+        return True          # building an exception (tornado's HTTPError too) has no effect
     for name in ("__new__", "__init__"):
         for base in klass.__mro__:
             method = base.__dict__.get(name)

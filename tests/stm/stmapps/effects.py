@@ -1,5 +1,7 @@
 """Sections with side effects: writes then conflicts, exceptions, files."""
 
+import json
+
 from tests.stm import helpers
 
 SHARED = {"value": 0, "other": 0}
@@ -31,3 +33,19 @@ def append_line_then_bump(line: str) -> None:
     with open(LOG_PATH, "a") as stream:
         stream.write(line + "\n")
     SHARED["value"] += 1
+
+
+def dumps_private(count: int) -> str:
+    """json.dumps of a structure this section built: no need to become inevitable."""
+    result = {"values": [index for index in range(count)], "name": "private"}
+    return json.dumps(result)
+
+
+def dumps_shared() -> str:
+    """json.dumps of shared state reads deeply: the section becomes inevitable."""
+    return json.dumps({"shared": SHARED})
+
+
+def raise_http_error() -> None:
+    import tornado.web
+    raise tornado.web.HTTPError(404)
