@@ -26,14 +26,15 @@ INTERPRETERS = {
 }
 
 #: The module each workload's stock server runs, and its factory for tornado-stm.
-APP_MODULES = {"primes": "apps.primes", "hello": "apps.primes", "astar": "apps.astar"}
+APP_MODULES = {"primes": "apps.primes", "hello": "apps.primes", "mixed": "apps.primes",
+               "astar": "apps.astar"}
 
 
 @dataclass
 class Config:
     """One row of the results table."""
 
-    workload: str       # primes | astar | hello
+    workload: str       # primes | astar | hello | mixed
     key: str            # short and stable, e.g. "stm-2"
     label: str          # what the table shows
     family: str         # stock | processes | stm | go (colours of the plot)
@@ -131,7 +132,7 @@ def go_server(workload: str) -> Config:
 
 
 def all_configs(cores: int) -> list[Config]:
-    """Every row, in the order of the table: primes, A-star, then hello world."""
+    """Every row, in the order of the table: primes, A-star, hello world, mixed."""
     threads = range(1, cores + 1)
     primes = [stock("primes", "gil"), stock("primes", "ft"), stock("primes", "pypy"),
               processes("primes", cores)]
@@ -144,4 +145,8 @@ def all_configs(cores: int) -> list[Config]:
     hello = [stock("hello", "gil"), stock("hello", "ft"),
              tornado_stm("hello", cores, stm_log=False),
              tornado_stm("hello", cores, pipelining=False, stm_log=False)]
-    return primes + astar + hello
+    # Hello world behind slow primes requests: what pipelining is for.
+    mixed = [stock("mixed", "gil"), stock("mixed", "ft"),
+             tornado_stm("mixed", cores, stm_log=False),
+             tornado_stm("mixed", cores, pipelining=False, stm_log=False)]
+    return primes + astar + hello + mixed

@@ -25,6 +25,7 @@ WORKLOAD_TITLES = {
     "primes": "Primes (CPU-bound, no shared state)",
     "astar": "A-star game (shared map, rules checked)",
     "hello": "Hello world (the loop's own cost)",
+    "mixed": "Hello world behind slow primes requests (pipelining)",
 }
 FAMILY_COLOURS = {"stock": "#7f7f7f", "processes": "#bcbd22", "stm": "#1f77b4", "go": "#2ca02c"}
 
@@ -84,6 +85,10 @@ def notes(row: dict) -> str:
         parts.append(f"**{row['violations']} rule violations**")
     if row.get("failures"):
         parts.append(f"{row['failures']} failed requests")
+    background = row.get("background")
+    if background:
+        parts.append(f"primes meanwhile: {number(background.get('requests_per_second'), 2)} "
+                     f"req/s, p99 {number(background.get('p99_ms'), 0)} ms")
     if row.get("backend") and row.get("family") == "stm":
         parts.append(f"backend: {row['backend']}")
     stm = row.get("stm") or {}

@@ -8,7 +8,10 @@ Workloads (see docs/benchmarks.md for what each row means):
   rules on every answer (any violation fails the run);
 * ``hello``: ``GET /`` loaded by wrk with 32 keep-alive connections, to show
   what the transactional loop itself costs per request against stock asyncio,
-  with pipelining on and off.
+  with pipelining on and off;
+* ``mixed``: the same hello load while 4 siege users ask for primes at the
+  same time: how long quick requests wait behind slow handlers, which is
+  what pipelining (polling while sections run) is for.
 
 Each configuration's server is started on a free loopback port, warmed up,
 measured and stopped; tornado-stm servers write a PYPYSTM log, which
@@ -20,6 +23,7 @@ table and a PNG plot; ``--update-docs`` also puts them in docs/benchmarks.md.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import http.client
 import logging
 import os
@@ -54,6 +58,7 @@ class Settings:
     primes_n: int = 10000
     astar_players: int = 16
     hello_connections: int = 32
+    mixed_primes_users: int = 4
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "Settings":
@@ -75,7 +80,11 @@ class Settings:
         if workload == "astar":
             return (f"bench_astar: {self.astar_players} players for "
                     f"{self.astar_seconds:g}s, rules checked on every answer")
-        return f"wrk -c {self.hello_connections} -d {self.hello_seconds:g}s --latency /"
+        hello = f"wrk -c {self.hello_connections} -d {self.hello_seconds:g}s --latency /"
+        if workload == "hello":
+            return hello
+        return (f"{hello} while siege -c {self.mixed_primes_users} asks for "
+                f"/primes/{self.primes_n}")
 
 
 def warm_up(config: Config, url: str, settings: Settings) -> None:
@@ -111,6 +120,13 @@ def measure(config: Config, url: str, settings: Settings) -> dict[str, Any]:
         return load.to_json()
     if config.workload == "hello":
         return run_wrk(f"{url}/", settings.hello_connections, settings.hello_seconds).to_json()
+    if config.workload == "mixed":
+        with concurrent.futures.ThreadPoolExecutor(1) as background:
+            slow = background.submit(run_siege, f"{url}/primes/{settings.primes_n}",
+                                     settings.mixed_primes_users, settings.hello_seconds)
+            row = run_wrk(f"{url}/", settings.hello_connections, settings.hello_seconds).to_json()
+            row["background"] = slow.result().to_json()
+        return row
     result = run_players(url, players=settings.astar_players, duration=settings.astar_seconds,
                          seed=1)
     summary = result.summary()
@@ -196,12 +212,13 @@ def main(argv: list[str] | None = None) -> int:
         "a markdown table and a PNG plot.")
     parser.add_argument("--quick", action="store_true",
                         help="short runs (under 3 minutes in all), for routine use")
-    parser.add_argument("--only", nargs="+", choices=("primes", "astar", "hello"),
+    parser.add_argument("--only", nargs="+", choices=("primes", "astar", "hello", "mixed"),
                         help="run only these workloads")
     parser.add_argument("--primes-users", type=int, help="siege concurrent users (50, quick 10)")
     parser.add_argument("--primes-seconds", type=float, help="siege duration (20, quick 6)")
     parser.add_argument("--astar-seconds", type=float, help="bench_astar duration (20, quick 6)")
-    parser.add_argument("--hello-seconds", type=float, help="wrk duration (10, quick 4)")
+    parser.add_argument("--hello-seconds", type=float,
+                        help="wrk duration, hello and mixed (10, quick 4)")
     parser.add_argument("--warmup-seconds", type=float, help="load before measuring (3, quick 1)")
     parser.add_argument("--out", help="results directory (default bench/results/<UTC time>, "
                         "then copied to bench/results/latest)")
@@ -232,7 +249,8 @@ def main(argv: list[str] | None = None) -> int:
         "argv": ["python", "-m", "bench.run", *(argv if argv is not None else sys.argv[1:])],
         "seconds": round(time.time() - started, 1),
         "machine": machine_facts(),
-        "loads": {w: settings.load_description(w) for w in ("primes", "astar", "hello")},
+        "loads": {w: settings.load_description(w)
+                  for w in ("primes", "astar", "hello", "mixed")},
         "rows": report.with_ratios(rows),
     }
     paths = report.write_all(results, out_dir)
