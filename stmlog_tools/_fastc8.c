@@ -7,7 +7,7 @@
  * decreasing timestamps) and runs PyPy's C8 counting rules, as written in
  * ../shared/docs/pypystm-log-format.md, event by event:
  *
- *   scan(path, start, translate, progress, progress_every) ->
+ *   scan(path, start, translate, progress, progress_every, buckets) ->
  *       (events, first_time, last_time, stop_offset, threads, conflicts)
  *
  * path       the log; reading starts at byte `start` (after the header)
@@ -17,7 +17,9 @@
  * threads    [(thread_num, committed, aborted, paused, gc_minor, gc_major,
  *              n_committed, n_aborted, events)]
  * conflicts  [(final_event, marker bytes, count, aborted_time, paused_time,
- *              first_seen_event_index, times as float64 bytes)]
+ *              first_seen_event_index, time line)]: the time line counts the
+ *            conflict's events in `buckets` equal slices of the run, with
+ *            PyPy's formula int((t - first) / total * buckets), clamped
  * stop_offset is where the records stop: the file size, or the start of a
  * truncated last record.
  *
@@ -47,7 +49,7 @@ enum { START, COMMIT, ABORT, DETACH, REATTACH, INEVITABLE, WRITE_READ,
 enum { S_STOP, S_RUN, S_PAUSE, S_DETACHED };
 
 typedef struct {
-    int used;
+    int used;                         /* first member: see table_make_room */
     uint32_t num;
     int state, aborting, last_wait;
     double prev, cpu, pause;
@@ -62,7 +64,8 @@ typedef struct {
 } Thread;
 
 typedef struct {
-    int event, len, used;
+    int used;                         /* first member, as in Thread: see table_make_room */
+    int event, len;
     unsigned char marker[MAX_MARKER];
     long long count, first_seen;
     double aborted, paused;
@@ -96,28 +99,56 @@ table_init(Table *t, size_t item_size)
 static void *
 table_slot(Table *t, size_t i) { return (char *)t->items + i * t->item_size; }
 
+typedef size_t (*HashFn)(const void *item);
+
+static size_t
+thread_hash(const void *item) { return ((const Thread *)item)->num * 2654435761u; }
+
+static size_t
+conflict_key_hash(int event, const unsigned char *marker, int len)
+{
+    return (size_t)hash_bytes(14695981039346656037ULL ^ (uint64_t)event, marker, len);
+}
+
+static size_t
+conflict_hash(const void *item)
+{
+    const Conflict *c = item;
+    return conflict_key_hash(c->event, c->marker, c->len);
+}
+
+/* Double the table when it is half full, placing every item again. Items
+ * start with an int `used` flag. Returns -1 on memory failure. */
+static int
+table_make_room(Table *t, HashFn hash)
+{
+    if ((t->count + 1) * 2 <= t->cap)
+        return 0;
+    Table bigger = {NULL, t->item_size, 0, t->cap * 2};
+    bigger.items = calloc(bigger.cap, bigger.item_size);
+    if (!bigger.items)
+        return -1;
+    for (size_t i = 0; i < t->cap; i++) {
+        void *old = table_slot(t, i);
+        if (!*(int *)old)
+            continue;
+        size_t j = hash(old) & (bigger.cap - 1);
+        while (*(int *)table_slot(&bigger, j))
+            j = (j + 1) & (bigger.cap - 1);
+        memcpy(table_slot(&bigger, j), old, t->item_size);
+        bigger.count++;
+    }
+    free(t->items);
+    *t = bigger;
+    return 0;
+}
+
 /* Threads: keyed by thread number. Returns NULL on memory failure. */
 static Thread *
 thread_get(Table *t, uint32_t num)
 {
-    if ((t->count + 1) * 2 > t->cap) {
-        Table bigger = {NULL, t->item_size, 0, t->cap * 2};
-        bigger.items = calloc(bigger.cap, bigger.item_size);
-        if (!bigger.items)
-            return NULL;
-        for (size_t i = 0; i < t->cap; i++) {
-            Thread *old = table_slot(t, i);
-            if (!old->used)
-                continue;
-            size_t j = (old->num * 2654435761u) & (bigger.cap - 1);
-            while (((Thread *)table_slot(&bigger, j))->used)
-                j = (j + 1) & (bigger.cap - 1);
-            memcpy(table_slot(&bigger, j), old, sizeof(Thread));
-            bigger.count++;
-        }
-        free(t->items);
-        *t = bigger;
-    }
+    if (table_make_room(t, thread_hash) < 0)
+        return NULL;
     size_t j = (num * 2654435761u) & (t->cap - 1);
     for (;;) {
         Thread *th = table_slot(t, j);
@@ -137,29 +168,13 @@ thread_get(Table *t, uint32_t num)
     }
 }
 
+/* Conflicts: keyed by event and marker bytes. Returns NULL on memory failure. */
 static Conflict *
 conflict_get(Table *t, int event, const unsigned char *marker, int len, long long position)
 {
-    if ((t->count + 1) * 2 > t->cap) {
-        Table bigger = {NULL, t->item_size, 0, t->cap * 2};
-        bigger.items = calloc(bigger.cap, bigger.item_size);
-        if (!bigger.items)
-            return NULL;
-        for (size_t i = 0; i < t->cap; i++) {
-            Conflict *old = table_slot(t, i);
-            if (!old->used)
-                continue;
-            size_t j = hash_bytes(14695981039346656037ULL ^ old->event, old->marker, old->len)
-                       & (bigger.cap - 1);
-            while (((Conflict *)table_slot(&bigger, j))->used)
-                j = (j + 1) & (bigger.cap - 1);
-            memcpy(table_slot(&bigger, j), old, sizeof(Conflict));
-            bigger.count++;
-        }
-        free(t->items);
-        *t = bigger;
-    }
-    size_t j = hash_bytes(14695981039346656037ULL ^ event, marker, len) & (t->cap - 1);
+    if (table_make_room(t, conflict_hash) < 0)
+        return NULL;
+    size_t j = conflict_key_hash(event, marker, len) & (t->cap - 1);
     for (;;) {
         Conflict *c = table_slot(t, j);
         if (!c->used) {
@@ -321,8 +336,38 @@ raise_damage(long long offset, const char *kind, double value, double before)
     }
 }
 
+/* A conflict's time line: its events counted in `buckets` slices of [first, last]. */
 static PyObject *
-build_result(Analysis *a, long long events, double first, double last, long long stop)
+time_line(const Conflict *c, double first, double last, int buckets)
+{
+    double total = last - first;
+    PyObject *line = PyList_New(buckets);
+    long long *counts = calloc(buckets, sizeof(long long));
+    if (!line || !counts) {
+        Py_XDECREF(line);
+        free(counts);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < c->n_times; i++) {
+        long long index = total > 0 ? (long long)((c->times[i] - first) / total * buckets) : 0;
+        counts[index < 0 ? 0 : index >= buckets ? buckets - 1 : index]++;
+    }
+    for (int k = 0; k < buckets; k++) {
+        PyObject *n = PyLong_FromLongLong(counts[k]);
+        if (!n) {
+            Py_DECREF(line);
+            free(counts);
+            return NULL;
+        }
+        PyList_SET_ITEM(line, k, n);
+    }
+    free(counts);
+    return line;
+}
+
+static PyObject *
+build_result(Analysis *a, long long events, double first, double last, long long stop,
+             int buckets)
 {
     PyObject *threads = PyList_New(0), *conflicts = PyList_New(0), *item;
     if (!threads || !conflicts)
@@ -344,10 +389,12 @@ build_result(Analysis *a, long long events, double first, double last, long long
         Conflict *c = table_slot(&a->conflicts, i);
         if (!c->used)
             continue;
-        item = Py_BuildValue("(iy#LddLy#)", c->event, (const char *)c->marker,
+        PyObject *line = time_line(c, first, last, buckets);
+        if (!line)
+            goto fail;
+        item = Py_BuildValue("(iy#LddLN)", c->event, (const char *)c->marker,
                              (Py_ssize_t)c->len, c->count, c->aborted, c->paused,
-                             c->first_seen, (const char *)c->times,
-                             (Py_ssize_t)(c->n_times * sizeof(double)));
+                             c->first_seen, line);
         if (!item || PyList_Append(conflicts, item) < 0) {
             Py_XDECREF(item);
             goto fail;
@@ -377,10 +424,17 @@ scan(PyObject *Py_UNUSED(module), PyObject *args)
 {
     const char *path;
     long long start, every;
+    int buckets;
     Py_buffer translate;
     PyObject *callback;
-    if (!PyArg_ParseTuple(args, "sLy*OL", &path, &start, &translate, &callback, &every))
+    if (!PyArg_ParseTuple(args, "sLy*OLi", &path, &start, &translate, &callback, &every,
+                          &buckets))
         return NULL;
+    if (buckets < 1) {
+        PyBuffer_Release(&translate);
+        PyErr_SetString(PyExc_ValueError, "buckets must be 1 or more");
+        return NULL;
+    }
     if (translate.len != 256) {
         PyBuffer_Release(&translate);
         PyErr_SetString(PyExc_TypeError, "translate must be 256 bytes");
@@ -465,7 +519,7 @@ scan(PyObject *Py_UNUSED(module), PyObject *args)
         PyErr_SetFromErrnoWithFilename(PyExc_OSError, path);
         goto done;
     }
-    result = build_result(&a, events, first, last, base);
+    result = build_result(&a, events, first, last, base, buckets);
 done:
     fclose(f);
     free(buf);

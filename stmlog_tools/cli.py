@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from stmlog_tools import __version__
 from stmlog_tools.format import C8_NUMBERINGS
-from stmlog_tools.reader import LogError, LogReader, ProgressCallback
+from stmlog_tools.logfile import LogError, ProgressCallback
 
 log = logging.getLogger("stmlog")
 
@@ -68,6 +68,7 @@ def cmd_report(args: argparse.Namespace, progress: ProgressCallback | None) -> i
 
 
 def cmd_dump(args: argparse.Namespace, progress: ProgressCallback | None) -> int:
+    from stmlog_tools.reader import LogReader
     reader = LogReader(args.file, events=args.events, progress=progress)
     out = sys.stdout
     c7 = reader.format == "c7"

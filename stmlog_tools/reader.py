@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -40,39 +40,16 @@ from stmlog_tools.format import (
     C7_EVENTS, C7_HEADER, C7_MAX_MARKER, C8_FINAL, C8_HEADER, C8_MAX_MARKER, HEADER_SIZE,
     EventTable, table_for,
 )
+from stmlog_tools.logfile import (  # noqa: F401  (LogError and ProgressCallback re-exported)
+    LogError, ProgressCallback, check_log_file, decreasing_time_problem, long_marker_problem,
+    truncated_warning, unknown_event_problem,
+)
 
 log = logging.getLogger(__name__)
 
 #: Bytes read per chunk. Big enough for numpy to pay off, small enough to stay flat.
 DEFAULT_CHUNK_SIZE = 4 << 20
 
-ProgressCallback = Callable[[int, int], None]  # (bytes done, bytes total)
-
-
-class LogError(Exception):
-    """A log that cannot be read: names the file, the byte offset and the problem."""
-
-    def __init__(self, path: str, offset: int | None, problem: str) -> None:
-        self.path, self.offset, self.problem = path, offset, problem
-        where = f"{path}: " if offset is None else f"{path}: at byte {offset}: "
-        super().__init__(where + problem)
-
-
-def unknown_event_problem(number: int, numbering: str, count: int) -> str:
-    return (f"unknown event number {number} (the {numbering} numbering has 0..{count - 1}): "
-            f"the file is corrupted")
-
-
-def long_marker_problem(length: int, limit: int) -> str:
-    return f"marker length {length} exceeds the format's {limit}: the file is corrupted"
-
-
-def decreasing_time_problem(now: float, before: float) -> str:
-    return f"decreasing timestamp {now:.9f} after {before:.9f}: the file is damaged"
-
-
-def truncated_warning(path: str, offset: int, length: int) -> str:
-    return f"{path}: at byte {offset}: truncated last record ({length} bytes); it is ignored"
 
 
 class EventChunk(NamedTuple):
@@ -298,7 +275,7 @@ class LogReader:
         self.warnings: list[str] = []
         self.markers: list[bytes] = [b""]
         self._marker_ids: dict[bytes, int] = {b"": 0}
-        self.size, self.format = self._check_file()
+        self.size, self.format = check_log_file(self.path)
         self.layout = LAYOUTS[self.format]
         if self.format == "c7":
             self.numbering = "c7"
@@ -316,37 +293,6 @@ class LogReader:
     def _error(self, offset: int | None, problem: str) -> LogError:
         return LogError(self.path, offset, problem)
 
-    def _check_file(self) -> tuple[int, str]:
-        """Size and format of the file, or a LogError saying what is wrong with it."""
-        try:
-            with open(self.path, "rb") as f:
-                size = os.fstat(f.fileno()).st_size
-                header = f.read(HEADER_SIZE)
-        except FileNotFoundError:
-            raise self._error(None, "no such file") from None
-        except IsADirectoryError:
-            raise self._error(None, "is a directory, not a log file") from None
-        except PermissionError:
-            raise self._error(None, "permission denied") from None
-        except OSError as exc:
-            raise self._error(None, f"cannot read: {exc.strerror or exc}") from None
-        if size == 0:
-            raise self._error(0, "empty file (0 bytes): expected a 16-byte PYPYSTM header")
-        if header == C8_HEADER:
-            fmt = "c8"
-        elif header == C7_HEADER:
-            fmt = "c7"
-        elif len(header) < HEADER_SIZE:
-            raise self._error(0, f"file too short ({size} bytes) for a 16-byte PYPYSTM header")
-        else:
-            raise self._error(0, f"not a PYPYSTM log: header {header!r} is neither "
-                                 f"{C8_HEADER!r} nor {C7_HEADER!r}")
-        if size < HEADER_SIZE + LAYOUTS[fmt].size:
-            if size == HEADER_SIZE:
-                raise self._error(HEADER_SIZE, "empty log: no events after the header")
-            raise self._error(HEADER_SIZE, "empty log: only a truncated record after the "
-                                           "header")
-        return size, fmt
 
     def chunks(self) -> Iterator[EventChunk]:
         """The log's records, chunk by chunk; raises LogError on damage."""

@@ -114,7 +114,7 @@ def collect(path: str, events: str = "final", columns: int = 1000,
         lane.pending.clear()
         lane.txn_start = None
 
-    reader = LogReader(path, events=events)   # second pass, without progress noise
+    reader = LogReader(path, events=events, progress=progress)   # second pass: the columns
     for event in reader.events():
         name = names_event(event.name)
         lane = lane_of(event.thread)

@@ -198,3 +198,34 @@ def test_help_for_every_command() -> None:
     for command in ([], ["report"], ["dump"], ["timeline"]):
         result = run_stmlog(*command, "--help")
         assert result.returncode == 0 and "usage: stmlog" in result.stdout
+
+
+def test_progress_shows_on_a_terminal_only(tmp_path: Path, core_log: Path) -> None:
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    leader, follower = pty.openpty()
+    try:
+        command = [sys.executable, "-m", "stmlog_tools", "report", str(core_log), "--json"]
+        result = subprocess.run(command, stdout=subprocess.PIPE, stderr=follower, timeout=120)
+        os.close(follower)
+        follower = -1
+        shown = b""
+        while True:
+            try:
+                data = os.read(leader, 4096)
+            except OSError:   # the terminal is closed once everything is read
+                break
+            if not data:
+                break
+            shown += data
+    finally:
+        if follower >= 0:
+            os.close(follower)
+        os.close(leader)
+    assert result.returncode == 0
+    assert f"reading {core_log}: 100.0%".encode() in shown
+    # Not a terminal: nothing on stderr.
+    assert run_stmlog("report", str(core_log), "--json").stderr == ""
