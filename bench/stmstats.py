@@ -25,6 +25,9 @@ def stm_stats(log_path: str, python: str = sys.executable) -> dict[str, Any]:
     stats["log_bytes"] = os.path.getsize(log_path)
     notes = []
     report = stmlog_report(log_path, python)
+    if isinstance(report, str) and "empty log" in report:
+        stats["note"] = "the PYPYSTM log holds no events"
+        return stats
     if isinstance(report, str):
         notes.append(report)
     else:

@@ -86,3 +86,35 @@ def test_a_short_bench_run_writes_json_and_a_table(tmp_path) -> None:
     except ImportError:
         return
     assert (tmp_path / "results.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_stm_stats_reads_aborts_and_inevitable_transitions(tmp_path) -> None:
+    from stmlog_tools.writer import LogWriter
+
+    from bench.stmstats import stm_stats
+
+    path = str(tmp_path / "run.pypystm")
+    marker = b'File "apps/astar_game.py", line 150, in move'
+    with LogWriter(path) as log:
+        t = 1.0
+        for thread, outcome in [(1, "STM_TRANSACTION_COMMIT"), (2, "STM_TRANSACTION_ABORT"),
+                                (2, "STM_TRANSACTION_COMMIT"), (1, "STM_TRANSACTION_COMMIT")]:
+            log.write("STM_TRANSACTION_START", thread, timestamp=t)
+            if outcome.endswith("ABORT"):
+                log.write("STM_CONTENTION_WRITE_READ", thread, marker=marker, timestamp=t + 0.1)
+            else:
+                log.write("STM_BECOME_INEVITABLE", thread, marker=b"self.write",
+                          timestamp=t + 0.1)
+            log.write(outcome, thread, timestamp=t + 0.2)
+            t += 1
+    stats = stm_stats(path)
+    assert (stats["commits"], stats["aborts"], stats["inevitable"]) == (3, 1, 3)
+    assert stats["note"] is None
+    assert "CONTENTION_WRITE_READ" in stats["top_conflict"] and "line 150" in stats["top_conflict"]
+
+
+def test_stm_stats_says_why_it_has_no_numbers(tmp_path) -> None:
+    from bench.stmstats import stm_stats
+
+    assert stm_stats(str(tmp_path / "missing.pypystm"))["note"] == \
+        "the server wrote no PYPYSTM log"
