@@ -35,6 +35,7 @@ from typing import Callable
 
 import apps.primes
 from tornado_stm import instrument, stm
+from tornado_stm.stm import fastpath
 
 logger = logging.getLogger("bench_stm")
 
@@ -168,16 +169,30 @@ def barrier_costs(plain: ModuleType, stm_mod: ModuleType, n: int, repeats: int) 
     return rows
 
 
-def throughput(task: Callable[[], object], threads: int, per_thread: int, repeats: int) -> float:
-    """Tasks per second with ``threads`` threads each running ``per_thread`` tasks."""
+def throughput(task: Callable[[], object], threads: int, per_thread: int,
+               repeats: int) -> tuple[float, float]:
+    """(tasks per second, CPU seconds per task) with ``threads`` threads of ``per_thread`` tasks.
+
+    CPU time per task is measured per thread (``time.thread_time``): when
+    it does not grow from 1 to 2 threads, the threads do not slow each other
+    down, whatever else the machine is running.
+    """
+    cpu: list[float] = []
+
+    def work() -> None:
+        start = time.thread_time()
+        for _ in range(per_thread):
+            task()
+        cpu.append((time.thread_time() - start) / per_thread)
+
     def run() -> None:
-        workers = [threading.Thread(target=lambda: [task() for _ in range(per_thread)])
-                   for _ in range(threads)]
+        workers = [threading.Thread(target=work) for _ in range(threads)]
         for worker in workers:
             worker.start()
         for worker in workers:
             worker.join()
-    return threads * per_thread / best_of(repeats, run)
+    rate = threads * per_thread / best_of(repeats, run)
+    return rate, min(cpu)
 
 
 def scaling(name: str, plain_task: Callable, stm_task: Callable, per_thread: int,
@@ -186,34 +201,41 @@ def scaling(name: str, plain_task: Callable, stm_task: Callable, per_thread: int
     for label, task in (("plain", plain_task), ("stm", stm_task)):
         for threads in (1, 2):
             stm.reset_stats()
-            row[f"{label}_{threads}t_per_s"] = throughput(task, threads, per_thread, repeats)
+            rate, cpu = throughput(task, threads, per_thread, repeats)
+            row[f"{label}_{threads}t_per_s"] = rate
+            row[f"{label}_{threads}t_cpu_ms"] = cpu * 1000
             if label == "stm":
                 snap = stm.stats()
                 row[f"stm_{threads}t_aborts"] = snap["aborts"]
                 row[f"stm_{threads}t_inevitable"] = snap["inevitable"]
-            logger.info("%s %s %d thread(s): %.2f/s", name, label, threads,
-                        row[f"{label}_{threads}t_per_s"])
+            logger.info("%s %s %d thread(s): %.2f/s, %.1f ms CPU per task", name, label,
+                        threads, rate, cpu * 1000)
     row["stm_speedup_2t"] = row["stm_2t_per_s"] / row["stm_1t_per_s"]
     row["plain_speedup_2t"] = row["plain_2t_per_s"] / row["plain_1t_per_s"]
     row["stm_overhead_1t"] = row["plain_1t_per_s"] / row["stm_1t_per_s"]
+    row["stm_overhead_cpu"] = row["stm_1t_cpu_ms"] / row["plain_1t_cpu_ms"]
+    row["stm_cpu_growth_2t"] = row["stm_2t_cpu_ms"] / row["stm_1t_cpu_ms"]
     return row
 
 
-def markdown(barriers: list[dict], workloads: list[dict]) -> str:
-    lines = ["| operation | plain (ns) | in a section (ns) | outside sections (ns) |",
+def markdown(barriers: list[dict], workloads: list[dict], backend: str) -> str:
+    lines = [f"Barriers: {backend}.", "",
+             "| operation | plain (ns) | in a section (ns) | outside sections (ns) |",
              "|---|---:|---:|---:|"]
     for row in barriers:
         lines.append(f"| {row['operation']} | {row['plain_ns']:.0f} | {row['in_section_ns']:.0f}"
                      f" | {row['outside_section_ns']:.0f} |")
     lines += ["", "| workload | plain 1 thr (/s) | plain 2 thr (/s) | STM 1 thr (/s) "
-              "| STM 2 thr (/s) | STM speed-up 2 thr | STM overhead 1 thr | aborts (2 thr) |",
-              "|---|---:|---:|---:|---:|---:|---:|---:|"]
+              "| STM 2 thr (/s) | STM speed-up 2 thr | STM overhead 1 thr (wall / CPU) "
+              "| STM CPU per task 1 thr / 2 thr (ms) | aborts (2 thr) |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for row in workloads:
         lines.append(
             f"| {row['workload']} | {row['plain_1t_per_s']:.2f} | {row['plain_2t_per_s']:.2f} | "
             f"{row['stm_1t_per_s']:.2f} | {row['stm_2t_per_s']:.2f} | "
-            f"{row['stm_speedup_2t']:.2f}x | {row['stm_overhead_1t']:.2f}x | "
-            f"{row['stm_2t_aborts']} |")
+            f"{row['stm_speedup_2t']:.2f}x | {row['stm_overhead_1t']:.2f}x / "
+            f"{row['stm_overhead_cpu']:.2f}x | {row['stm_1t_cpu_ms']:.1f} / "
+            f"{row['stm_2t_cpu_ms']:.1f} | {row['stm_2t_aborts']} |")
     return "\n".join(lines)
 
 
@@ -239,10 +261,12 @@ def main(argv: list[str] | None = None) -> int:
     if plain.astar((0, 0), goal) != stm_mod.astar((0, 0), goal):
         logger.error("the instrumented A-star disagrees with the plain one")
         return 1
+    backend = f"{fastpath.BACKEND} ({fastpath.REASON})" if fastpath.REASON else fastpath.BACKEND
     if args.json:
-        print(json.dumps({"barriers": barriers, "workloads": workloads}, indent=2))
+        print(json.dumps({"backend": backend, "barriers": barriers, "workloads": workloads},
+                         indent=2))
     else:
-        print(markdown(barriers, workloads))
+        print(markdown(barriers, workloads, backend))
     return 0
 
 
