@@ -70,10 +70,10 @@ def check_log_file(path: str) -> tuple[int, str]:
         raise LogError(path, 0, f"file too short ({size} bytes) for a 16-byte PYPYSTM header")
     else:
         raise LogError(path, 0, f"not a PYPYSTM log: header {header!r} is neither "
-                             f"{C8_HEADER!r} nor {C7_HEADER!r}")
+                                f"{C8_HEADER!r} nor {C7_HEADER!r}")
     if size < HEADER_SIZE + RECORD_SIZES[fmt]:
         if size == HEADER_SIZE:
             raise LogError(path, HEADER_SIZE, "empty log: no events after the header")
         raise LogError(path, HEADER_SIZE, "empty log: only a truncated record after the "
-                                       "header")
+                                          "header")
     return size, fmt

@@ -62,3 +62,15 @@ def c_accelerator_built() -> bool:
 ENGINES = [pytest.param("numpy"),
            pytest.param("c", marks=pytest.mark.skipif(not c_accelerator_built(),
                                                       reason="stmlog_tools._fastc8 not built"))]
+
+
+def same_report(a: object, b: object) -> bool:
+    """Equal structures, floats equal to 1e-12 (the passes add in different orders)."""
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(
+            same_report(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(map(same_report, a, b))
+    if isinstance(a, float):
+        return isinstance(b, (int, float)) and abs(a - b) <= 1e-12
+    return a == b

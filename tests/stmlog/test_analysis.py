@@ -20,6 +20,7 @@ Totals: committed 750, aborted 260, paused 170, total 1180 ms; real time
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +30,8 @@ from hypothesis import strategies as st
 
 from stmlog_tools.analysis import analyse, percent
 from stmlog_tools.format import C8_FINAL, C8_TABLES
-from tests.stmlog.conftest import ENGINES, ms, write_c7, write_c8
+from stmlog_tools.logfile import LogError
+from tests.stmlog.conftest import ENGINES, c_accelerator_built, ms, same_report, write_c7, write_c8
 
 M1 = b'File "/srv/app/handlers.py", line 10, in get'
 M2 = b'File "/srv/app/handlers.py", line 22, in post'
@@ -352,3 +354,25 @@ def test_numbering_tables_cover_the_same_events_as_final() -> None:
     for table in C8_TABLES.values():
         assert set(table.names) <= set(C8_FINAL.names)
         assert np.all(np.diff(sorted(table.to_final())) > 0)
+
+
+@settings(max_examples=int(os.environ.get("STMLOG_FUZZ_EXAMPLES", "100")), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=st.binary(max_size=400), numbering=st.sampled_from(["final", "2015-06", "2015-03"]))
+def test_fuzzed_c8_bytes_give_the_same_answer_from_both_passes(tmp_path: Path, body: bytes,
+                                                               numbering: str) -> None:
+    if not c_accelerator_built():
+        pytest.skip("stmlog_tools._fastc8 not built")
+    path = tmp_path / "fuzz.log"
+    path.write_bytes(b"STMGC-C8-PROF01\n" + body)
+    answers = []
+    for engine in ("c", "numpy"):
+        try:
+            answers.append(analyse(str(path), events=numbering, engine=engine, chunk_size=100))
+        except LogError as exc:
+            answers.append(str(exc))
+    by_c, by_numpy = answers
+    if isinstance(by_c, str) or isinstance(by_numpy, str):
+        assert by_c == by_numpy
+    else:
+        assert same_report(by_c, by_numpy)

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from stmlog_tools.format import C8_HEADER
-from tests.stmlog.conftest import ENGINES, c_accelerator_built, ms, run_stmlog, write_c8
+from tests.stmlog.conftest import (
+    ENGINES, c_accelerator_built, ms, run_stmlog, same_report, write_c8,
+)
 from tests.stmlog.test_analysis import CORE, W
 
 
@@ -42,25 +44,13 @@ def test_report_text_keeps_pypys_layout(core_log: Path) -> None:
     assert result.stderr == ""
 
 
-def test_engines_print_the_same_report(core_log: Path) -> None:
+def test_engines_print_thesame_report(core_log: Path) -> None:
     if not c_accelerator_built():
         pytest.skip("stmlog_tools._fastc8 not built")
     by_c = run_stmlog("report", str(core_log), "--json", "--engine", "c")
     by_numpy = run_stmlog("report", str(core_log), "--json", "--engine", "numpy")
     assert by_c.returncode == by_numpy.returncode == 0
-    assert _same_report(json.loads(by_c.stdout), json.loads(by_numpy.stdout))
-
-
-def _same_report(a: object, b: object) -> bool:
-    """Equal structures, floats equal to 1e-12 (the passes add in different orders)."""
-    if isinstance(a, dict):
-        return isinstance(b, dict) and a.keys() == b.keys() and all(
-            _same_report(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return isinstance(b, list) and len(a) == len(b) and all(map(_same_report, a, b))
-    if isinstance(a, float):
-        return isinstance(b, (int, float)) and abs(a - b) <= 1e-12
-    return a == b
+    assert same_report(json.loads(by_c.stdout), json.loads(by_numpy.stdout))
 
 
 def test_report_json_and_module_entry_point_agree(core_log: Path) -> None:
