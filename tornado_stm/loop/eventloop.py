@@ -102,6 +102,10 @@ class TransactionalEventLoop(asyncio.SelectorEventLoop):
         # (handle, ordering key) pairs taken at the last poll, not started yet.
         self._batch: collections.deque = collections.deque()
         self._busy_keys: set = set()        # ordering keys of started, unfinished handles
+        self._queued_io: set = set()        # I/O handles in the batch, not started
+        # A poll found only fds whose callbacks are busy or queued: polling
+        # again before a handle finishes would find them again, and spin.
+        self._poll_after_a_handle = False
         self._unfinished = 0                # handles started and not finished
         self._driving = False               # run_forever is running
         self._poller_waiting = False        # a driver is blocked in select() without W
@@ -168,9 +172,12 @@ class TransactionalEventLoop(asyncio.SelectorEventLoop):
                 handle, key = batch[0]
                 if handle._cancelled:
                     batch.popleft()
+                    self._queued_io.discard(handle)
                     continue
                 if key not in self._busy_keys:
                     batch.popleft()
+                    if key < 0:
+                        self._queued_io.discard(handle)
                     self._run_handle(handle, key, is_loop_thread)
                     continue
             if self._stopping and self._driving:
@@ -183,7 +190,7 @@ class TransactionalEventLoop(asyncio.SelectorEventLoop):
                 return
 
     def _may_poll(self) -> bool:
-        if self._poller_waiting:
+        if self._poller_waiting or self._poll_after_a_handle:
             return False
         if self._pipelining:
             return True
@@ -226,6 +233,7 @@ class TransactionalEventLoop(asyncio.SelectorEventLoop):
 
     def _after_handle(self) -> None:
         """Wake whoever must react to what the handle just did."""
+        self._poll_after_a_handle = False
         if self._poller_waiting and (
                 self._ready or self._stopping or self._worker_error is not None
                 or (self._scheduled and self._scheduled[0]._when < self._poll_deadline)):
@@ -260,7 +268,8 @@ class TransactionalEventLoop(asyncio.SelectorEventLoop):
         # The batch, in asyncio's order: what was ready before the poll,
         # then I/O callbacks, then due timers.
         self._take_ready_into_batch()
-        self._process_events(event_list)
+        if self._process_events(event_list) and not self._batch:
+            self._poll_after_a_handle = True
         event_list = None  # break cycles when an exception occurs, as asyncio does
         self._queue_due_timers()
 
@@ -284,24 +293,36 @@ class TransactionalEventLoop(asyncio.SelectorEventLoop):
             self._timer_cancelled_count -= 1
             heapq.heappop(scheduled)._scheduled = False
 
-    def _process_events(self, event_list: list) -> None:
-        # As asyncio's, but straight into the batch, each I/O callback keyed
-        # by its file descriptor. Keys are ints: ~fd (negative) for I/O,
-        # id(context) (positive; the handle keeps its context alive while
-        # it runs) for everything else -- Context objects are unhashable.
-        batch = self._batch
+    def _process_events(self, event_list: list) -> int:
+        """Queue the I/O callbacks of ``event_list``; return how many were held back.
+
+        As asyncio's, but straight into the batch, each I/O callback keyed
+        by its file descriptor. Keys are ints: ~fd (negative) for I/O,
+        id(context) (positive; the handle keeps its context alive while it
+        runs) for everything else -- Context objects are unhashable.
+
+        With pipelining, a poll can find an fd ready again while its
+        callback is still queued or running (readiness is level-triggered).
+        That callback is held back, not queued twice: the fd is polled
+        again after it has run, and reported again if still ready.
+        """
+        batch, queued, busy = self._batch, self._queued_io, self._busy_keys
+        held_back = 0
         for key, mask in event_list:
             reader, writer = key.data
-            if mask & selectors.EVENT_READ and reader is not None:
-                if reader._cancelled:
-                    self._remove_reader(key.fileobj)
+            fd_key = ~key.fd
+            for handle, wanted, remove in ((reader, selectors.EVENT_READ, self._remove_reader),
+                                           (writer, selectors.EVENT_WRITE, self._remove_writer)):
+                if handle is None or not mask & wanted:
+                    continue
+                if handle._cancelled:
+                    remove(key.fileobj)
+                elif handle in queued or fd_key in busy:
+                    held_back += 1
                 else:
-                    batch.append((reader, ~key.fd))
-            if mask & selectors.EVENT_WRITE and writer is not None:
-                if writer._cancelled:
-                    self._remove_writer(key.fileobj)
-                else:
-                    batch.append((writer, ~key.fd))
+                    batch.append((handle, fd_key))
+                    queued.add(handle)
+        return held_back
 
     def _queue_due_timers(self) -> None:
         end_time = self.time() + self._clock_resolution
@@ -323,6 +344,7 @@ class TransactionalEventLoop(asyncio.SelectorEventLoop):
         self._driving = False
         self._ready.extendleft(handle for handle, _key in reversed(self._batch))
         self._batch.clear()
+        self._queued_io.clear()
         while self._unfinished:
             self._idle_wait(self._loop_thread_seat)
 
