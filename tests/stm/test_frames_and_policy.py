@@ -127,4 +127,7 @@ def test_building_an_exception_of_an_uninstrumented_module_is_not_irrevocable() 
     stm.reset_stats()
     with pytest.raises(tornado.web.HTTPError):
         effects.raise_http_error()
+    with pytest.raises(effects.AppError, match="boom"):
+        effects.write_then_fail("boom")
+    assert effects.build_plain()
     assert stm.stats()["inevitable"] == 0

@@ -126,6 +126,9 @@ SHIPPED: dict[str, str] = {
              "builtins.repr builtins.reversed builtins.round builtins.slice builtins.str "
              "builtins.sum builtins.tuple builtins.type builtins.zip builtins.memoryview"),
     **_words("deep", "builtins.vars builtins.dir json.dumps copy.deepcopy pickle.dumps"),
+    # Exceptions and plain objects: their methods touch only the object itself
+    # (typically just built by the section): super().__init__(...) stays optimistic.
+    "BaseException.*": "pure", "object.__init__": "pure",
     # Immutable types: every method only reads.
     **_words("pure", "str.* bytes.* int.* float.* tuple.* frozenset.* complex.* bool.* range.*"),
     "math.*": "pure", "cmath.*": "pure", "operator.*": "pure", "_operator.*": "pure",
@@ -277,8 +280,8 @@ def normalize(f: object) -> object:
         return _descriptor(type(owner), f.__name__)
     if kind is MethodType:
         return normalize(f.__func__)
-    if kind is MethodWrapperType:
-        return _descriptor(type(f.__self__), f.__name__)
+    if kind is MethodWrapperType:        # the class that defines the slot (super() may skip some)
+        return _descriptor(getattr(f, "__objclass__", type(f.__self__)), f.__name__)
     if kind is property:
         return f.fget
     if kind in (staticmethod, classmethod):

@@ -9,7 +9,15 @@ LOG_PATH = None
 
 
 class AppError(Exception):
-    pass
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.detail = message
+
+
+class Plain:
+    def __init__(self) -> None:
+        super().__init__()
+        self.ready = True
 
 
 def write_then_pause(value: int) -> None:
@@ -49,3 +57,7 @@ def dumps_shared() -> str:
 def raise_http_error() -> None:
     import tornado.web
     raise tornado.web.HTTPError(404)
+
+
+def build_plain() -> bool:
+    return Plain().ready
