@@ -224,6 +224,16 @@ progress(Thread *t, double now, int state)
     t->state = state;
 }
 
+/* A GC "done" closes the collection its "start" opened, if one is open. */
+static void
+gc_done(int *open, double started, double *total, double now)
+{
+    if (*open) {
+        *total += now - started;
+        *open = 0;
+    }
+}
+
 typedef struct {
     Table threads, conflicts;
 } Analysis;
@@ -306,20 +316,14 @@ apply(Analysis *a, Thread *t, int event, double now, const unsigned char *marker
         t->minor_start = now;
         break;
     case MINOR_DONE:
-        if (t->has_minor) {
-            t->gc_minor += now - t->minor_start;
-            t->has_minor = 0;
-        }
+        gc_done(&t->has_minor, t->minor_start, &t->gc_minor, now);
         break;
     case MAJOR_START:
         t->has_major = 1;
         t->major_start = now;
         break;
     case MAJOR_DONE:
-        if (t->has_major) {
-            t->gc_major += now - t->major_start;
-            t->has_major = 0;
-        }
+        gc_done(&t->has_major, t->major_start, &t->gc_major, now);
         break;
     }
     return 0;

@@ -196,16 +196,15 @@ def analyse(path: str, events: str = "final", progress: ProgressCallback | None 
 
     ``engine`` picks the C8 pass: "c" (the optional C accelerator), "numpy"
     (vectorised, always there), or "auto" (C when built). C7 logs always use
-    the Python loop. Raises :class:`stmlog_tools.logfile.LogError` for a log
+    the C7 loop, whatever ``engine`` says. Raises :class:`stmlog_tools.logfile.LogError` for a log
     that cannot be read.
     """
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r} (expected one of {', '.join(ENGINES)})")
     size, fmt = check_log_file(path)
+    if fmt == "c8" and engine == "c" and _fastc8 is None:
+        raise RuntimeError("the C accelerator stmlog_tools._fastc8 is not built")
     use_c = fmt == "c8" and engine != "numpy" and _fastc8 is not None
-    if engine == "c" and not use_c:
-        raise RuntimeError("the C accelerator stmlog_tools._fastc8 is not built"
-                           if _fastc8 is None else "the C accelerator reads C8 logs only")
     if use_c:
         numbering = events
         if events == "auto":
