@@ -219,3 +219,25 @@ def test_progress_shows_on_a_terminal_only(tmp_path: Path, core_log: Path) -> No
     assert f"reading {core_log}: 100.0%".encode() in shown
     # Not a terminal: nothing on stderr.
     assert run_stmlog("report", str(core_log), "--json").stderr == ""
+
+
+def test_c7_report_text_timeline_and_any_engine(tmp_path: Path) -> None:
+    from tests.stmlog.conftest import write_c7
+    log = write_c7(tmp_path / "c7.log", [
+        (ms(0), 1, 0, "TRANSACTION_START", b"", b""),
+        (ms(100), 1, 2, "CONTENTION_WRITE_WRITE", b"A", b"B"),
+        (ms(200), 1, 0, "TRANSACTION_ABORT", b"", b""),
+        (ms(250), 2, 0, "TRANSACTION_START", b"", b""),
+        (ms(400), 2, 0, "TRANSACTION_COMMIT", b"", b""),
+    ])
+    lines = run_stmlog("report", str(log), "--engine", "c").stdout.splitlines()
+    assert lines[:2] == ["Total real time:             0.400s",
+                         "Total CPU time in STM mode:  0.350s (87%)"]
+    assert "0.200s lost in aborts, 0.000s paused (1x STM_CONTENTION_WRITE_WRITE)" in lines
+    block = lines.index("0.200s lost in aborts, 0.000s paused (1x STM_CONTENTION_WRITE_WRITE)")
+    assert lines[block + 1:block + 3] == ["  A", "  B"]
+    # One contention at 100 ms of 400: bucket int(0.25 * 48) = 12 of 48.
+    assert lines[block + 3] == "time line: " + "." * 12 + "x" + "." * 35
+    out = tmp_path / "c7.svg"
+    assert run_stmlog("timeline", str(log), "-o", str(out)).returncode == 0
+    assert out.read_text().count('class="lane"') == 2

@@ -167,3 +167,30 @@ def test_truncated_last_record_is_a_warning(tmp_path: Path) -> None:
 def test_raw_record_layout_is_pypys(tmp_path: Path) -> None:
     path = write_c8(tmp_path / "raw.log", [((7, 8), 9, "WAIT_DONE", b"mk")])
     assert path.read_bytes() == b"STMGC-C8-PROF01\n" + struct.pack("<IIIBB", 7, 8, 9, 11, 2) + b"mk"
+
+
+def test_writer_from_environment_follows_pypys_variable(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from stmlog_tools.writer import fork_log_path, writer_from_environment
+    monkeypatch.delenv("PYPYSTM", raising=False)
+    assert writer_from_environment() == (None, False)
+    target = tmp_path / "env.log"
+    monkeypatch.setenv("PYPYSTM", f"{target}+")
+    writer, follow_forks = writer_from_environment()
+    assert follow_forks is True and writer is not None
+    writer.write("TRANSACTION_START", 1)
+    writer.close()
+    assert [e.name for e in read_all(target)] == ["STM_TRANSACTION_START"]
+    assert fork_log_path(str(target), 4242) == f"{target}.fork4242"
+
+
+@pytest.mark.freethreaded
+def test_c_accelerator_keeps_the_gil_disabled() -> None:
+    import subprocess
+    import sys
+    code = ("import sys, stmlog_tools.analysis as a;"
+            "sys.exit(2 if a._fastc8 is None else 1 if sys._is_gil_enabled() else 0)")
+    result = subprocess.run([sys.executable, "-c", code])
+    if result.returncode == 2:
+        pytest.skip("stmlog_tools._fastc8 not built")
+    assert result.returncode == 0
