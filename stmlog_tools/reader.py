@@ -189,9 +189,34 @@ def record_starts(buf: np.ndarray, first: int, layout: _Layout, n_events: int,
         origins = np.concatenate(([first], seeds[seeds > first])).astype(np.int64)
         starts, stop, cut = _walk(origins, is_seed, buf, layout, n, last)
         pieces.append(starts)
+        if cut:
+            # No seed ahead on the true chain for a while (headers the seed test
+            # does not expect): step record by record up to the next seed.
+            starts, stop, cut = _step_to_seed(stop, is_seed, buf, layout, n, last)
+            pieces.append(starts)
         if not cut:
             return (np.concatenate(pieces) if len(pieces) > 1 else pieces[0]), stop
         first = stop
+
+
+def _step_to_seed(first: int, is_seed: np.ndarray, buf: np.ndarray, layout: _Layout, n: int,
+                  last: int) -> tuple[np.ndarray, int, bool]:
+    """Follow the chain in plain Python from ``first`` to the next seed or the end.
+
+    Returns (starts, stop, whether a seed was reached, so the walk can go on).
+    """
+    data = buf.data   # a memoryview: indexing it gives ints, quickly
+    starts = []
+    pos = first
+    while pos <= last:
+        end = pos + layout.size + sum(data[pos + field] for field in layout.length_fields)
+        if end > n:
+            break
+        starts.append(pos)
+        pos = end
+        if pos == n or is_seed[pos]:
+            return np.array(starts, dtype=np.int64), pos, pos < n
+    return np.array(starts, dtype=np.int64), pos, False
 
 
 def _walk(origins: np.ndarray, is_seed: np.ndarray, buf: np.ndarray, layout: _Layout,
