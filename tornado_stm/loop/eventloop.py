@@ -217,7 +217,10 @@ class TransactionalEventLoop(asyncio.SelectorEventLoop):
         finally:
             self._busy_keys.discard(key)
             self._unfinished -= 1
-            self._after_handle()
+            self._poll_after_a_handle = False
+            # The common case -- one driver, running -- tests three flags.
+            if self._poller_waiting or self._stopping or not self._driving:
+                self._after_handle()
 
     def _run_handle_timed(self, handle: events.Handle) -> None:
         self._current_handle = handle
@@ -233,7 +236,6 @@ class TransactionalEventLoop(asyncio.SelectorEventLoop):
 
     def _after_handle(self) -> None:
         """Wake whoever must react to what the handle just did."""
-        self._poll_after_a_handle = False
         if self._poller_waiting and (
                 self._ready or self._stopping or self._worker_error is not None
                 or (self._scheduled and self._scheduled[0]._when < self._poll_deadline)):
@@ -306,23 +308,27 @@ class TransactionalEventLoop(asyncio.SelectorEventLoop):
         That callback is held back, not queued twice: the fd is polled
         again after it has run, and reported again if still ready.
         """
-        batch, queued, busy = self._batch, self._queued_io, self._busy_keys
         held_back = 0
         for key, mask in event_list:
             reader, writer = key.data
-            fd_key = ~key.fd
-            for handle, wanted, remove in ((reader, selectors.EVENT_READ, self._remove_reader),
-                                           (writer, selectors.EVENT_WRITE, self._remove_writer)):
-                if handle is None or not mask & wanted:
-                    continue
-                if handle._cancelled:
-                    remove(key.fileobj)
-                elif handle in queued or fd_key in busy:
-                    held_back += 1
+            if mask & selectors.EVENT_READ and reader is not None:
+                if reader._cancelled:
+                    self._remove_reader(key.fileobj)
                 else:
-                    batch.append((handle, fd_key))
-                    queued.add(handle)
+                    held_back += self._queue_io(reader, ~key.fd)
+            if mask & selectors.EVENT_WRITE and writer is not None:
+                if writer._cancelled:
+                    self._remove_writer(key.fileobj)
+                else:
+                    held_back += self._queue_io(writer, ~key.fd)
         return held_back
+
+    def _queue_io(self, handle: events.Handle, fd_key: int) -> int:
+        if handle in self._queued_io or fd_key in self._busy_keys:
+            return 1
+        self._batch.append((handle, fd_key))
+        self._queued_io.add(handle)
+        return 0
 
     def _queue_due_timers(self) -> None:
         end_time = self.time() + self._clock_resolution
