@@ -66,10 +66,14 @@ def parse_siege(stdout: str, stderr: str) -> Load:
                 p50_ms=percentile(times, 0.50), p99_ms=percentile(times, 0.99))
 
 
-def run_wrk(url: str, connections: int, seconds: float, threads: int = 2) -> Load:
-    """``wrk -t T -c N -d Ss --latency URL`` (keep-alive connections)."""
+def run_wrk(url: str, connections: int, seconds: float, threads: int = 2,
+            timeout: float = 2) -> Load:
+    """``wrk -t T -c N -d Ss --timeout Ts --latency URL`` (keep-alive connections).
+
+    wrk counts an answer slower than ``timeout`` as a failure, not a latency.
+    """
     argv = ["wrk", "-t", str(threads), "-c", str(connections), "-d", f"{max(1, round(seconds))}s",
-            "--latency", url]
+            "--timeout", f"{timeout:g}s", "--latency", url]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=seconds + 120)
     return parse_wrk(done.stdout + done.stderr)
 

@@ -9,8 +9,8 @@ Workloads (see docs/benchmarks.md for what each row means):
 * ``hello``: ``GET /`` loaded by wrk with 32 keep-alive connections, to show
   what the transactional loop itself costs per request against stock asyncio,
   with pipelining on and off;
-* ``mixed``: the same hello load while 4 siege users ask for primes at the
-  same time: how long quick requests wait behind slow handlers, which is
+* ``mixed``: hello world on 8 connections while one siege user keeps asking
+  for primes: how long quick requests wait behind a slow handler, which is
   what pipelining (polling while sections run) is for.
 
 Each configuration's server is started on a free loopback port, warmed up,
@@ -54,11 +54,12 @@ class Settings:
     astar_seconds: float
     hello_seconds: float
     warmup_seconds: float
-    primes_users: int = 50     # siege -c, as in 2014 (quick mode: 10)
+    primes_users: int = 50     # siege -c, as in 2014 (quick mode: 4)
     primes_n: int = 10000
     astar_players: int = 16
     hello_connections: int = 32
-    mixed_primes_users: int = 4
+    mixed_connections: int = 8
+    mixed_primes_users: int = 1  # one slow request at a time, always one
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "Settings":
@@ -66,10 +67,10 @@ class Settings:
         # Quick runs use fewer siege users: each leaves a request queued in
         # the server when siege stops, and a tornado-stm server drains that
         # queue before it can stop and write its PYPYSTM log.
-        return cls(primes_users=args.primes_users or (10 if quick else 50),
-                   primes_seconds=args.primes_seconds or (6 if quick else 20),
-                   astar_seconds=args.astar_seconds or (6 if quick else 20),
-                   hello_seconds=args.hello_seconds or (4 if quick else 10),
+        return cls(primes_users=args.primes_users or (4 if quick else 50),
+                   primes_seconds=args.primes_seconds or (5 if quick else 20),
+                   astar_seconds=args.astar_seconds or (5 if quick else 20),
+                   hello_seconds=args.hello_seconds or (3 if quick else 10),
                    warmup_seconds=args.warmup_seconds if args.warmup_seconds is not None
                    else (1 if quick else 3))
 
@@ -80,11 +81,10 @@ class Settings:
         if workload == "astar":
             return (f"bench_astar: {self.astar_players} players for "
                     f"{self.astar_seconds:g}s, rules checked on every answer")
-        hello = f"wrk -c {self.hello_connections} -d {self.hello_seconds:g}s --latency /"
         if workload == "hello":
-            return hello
-        return (f"{hello} while siege -c {self.mixed_primes_users} asks for "
-                f"/primes/{self.primes_n}")
+            return f"wrk -c {self.hello_connections} -d {self.hello_seconds:g}s --latency /"
+        return (f"wrk -c {self.mixed_connections} -d {self.hello_seconds:g}s --latency / while "
+                f"siege -c {self.mixed_primes_users} asks for /primes/{self.primes_n}")
 
 
 def warm_up(config: Config, url: str, settings: Settings) -> None:
@@ -124,7 +124,8 @@ def measure(config: Config, url: str, settings: Settings) -> dict[str, Any]:
         with concurrent.futures.ThreadPoolExecutor(1) as background:
             slow = background.submit(run_siege, f"{url}/primes/{settings.primes_n}",
                                      settings.mixed_primes_users, settings.hello_seconds)
-            row = run_wrk(f"{url}/", settings.hello_connections, settings.hello_seconds).to_json()
+            row = run_wrk(f"{url}/", settings.mixed_connections, settings.hello_seconds,
+                          timeout=30).to_json()
             row["background"] = slow.result().to_json()
         return row
     result = run_players(url, players=settings.astar_players, duration=settings.astar_seconds,
@@ -214,11 +215,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="short runs (under 3 minutes in all), for routine use")
     parser.add_argument("--only", nargs="+", choices=("primes", "astar", "hello", "mixed"),
                         help="run only these workloads")
-    parser.add_argument("--primes-users", type=int, help="siege concurrent users (50, quick 10)")
-    parser.add_argument("--primes-seconds", type=float, help="siege duration (20, quick 6)")
-    parser.add_argument("--astar-seconds", type=float, help="bench_astar duration (20, quick 6)")
+    parser.add_argument("--primes-users", type=int, help="siege concurrent users (50, quick 4)")
+    parser.add_argument("--primes-seconds", type=float, help="siege duration (20, quick 5)")
+    parser.add_argument("--astar-seconds", type=float, help="bench_astar duration (20, quick 5)")
     parser.add_argument("--hello-seconds", type=float,
-                        help="wrk duration, hello and mixed (10, quick 4)")
+                        help="wrk duration, hello and mixed (10, quick 3)")
     parser.add_argument("--warmup-seconds", type=float, help="load before measuring (3, quick 1)")
     parser.add_argument("--out", help="results directory (default bench/results/<UTC time>, "
                         "then copied to bench/results/latest)")
