@@ -15,7 +15,7 @@
  * progress   None or a callable(done_bytes, total_bytes), called every
  *            `progress_every` bytes
  * threads    [(thread_num, committed, aborted, paused, gc_minor, gc_major,
- *              n_committed, n_aborted, events)]
+ *              n_committed, n_aborted, events, index of its first event)]
  * conflicts  [(final_event, marker bytes, count, aborted_time, paused_time,
  *              first_seen_event_index, time line)]: the time line counts the
  *            conflict's events in `buckets` equal slices of the run, with
@@ -61,6 +61,7 @@ typedef struct {
     double wait_start, minor_start, major_start;
     double committed, aborted, paused, gc_minor, gc_major;
     long long n_commit, n_abort, events;
+    long long first_event;            /* index of its first event: PyPy summed in that order */
 } Thread;
 
 typedef struct {
@@ -145,7 +146,7 @@ table_make_room(Table *t, HashFn hash)
 
 /* Threads: keyed by thread number. Returns NULL on memory failure. */
 static Thread *
-thread_get(Table *t, uint32_t num)
+thread_get(Table *t, uint32_t num, long long position)
 {
     if (table_make_room(t, thread_hash) < 0)
         return NULL;
@@ -159,6 +160,7 @@ thread_get(Table *t, uint32_t num)
             th->state = S_STOP;
             th->inev_event = -1;
             th->last_wait = -1;
+            th->first_event = position;
             t->count++;
             return th;
         }
@@ -380,9 +382,9 @@ build_result(Analysis *a, long long events, double first, double last, long long
         Thread *t = table_slot(&a->threads, i);
         if (!t->used)
             continue;
-        item = Py_BuildValue("(kdddddLLL)", (unsigned long)t->num, t->committed, t->aborted,
+        item = Py_BuildValue("(kdddddLLLL)", (unsigned long)t->num, t->committed, t->aborted,
                              t->paused, t->gc_minor, t->gc_major, t->n_commit, t->n_abort,
-                             t->events);
+                             t->events, t->first_event);
         if (!item || PyList_Append(threads, item) < 0) {
             Py_XDECREF(item);
             goto fail;
@@ -498,7 +500,7 @@ scan(PyObject *Py_UNUSED(module), PyObject *args)
             if (events == 0)
                 first = now;
             last = now;
-            Thread *t = thread_get(&a.threads, num);
+            Thread *t = thread_get(&a.threads, num, events);
             if (!t || apply(&a, t, event, now, r + HEADER, len, events) < 0) {
                 PyErr_NoMemory();
                 goto done;

@@ -162,10 +162,12 @@ def _fast_c8(path: str, size: int, numbering: str,
     if events == 0:
         raise LogError(path, HEADER_SIZE, "empty log: no complete event after the header")
     tally = Tally(first_time=first, last_time=last, seen=events)
-    for num, committed, aborted, paused, gc_minor, gc_major, n_commit, n_abort, count in threads:
+    for (num, committed, aborted, paused, gc_minor, gc_major, n_commit, n_abort, count,
+         first_event) in threads:
         tally.threads[num] = ThreadTotals(
             committed=committed, aborted=aborted, paused=paused, gc_minor=gc_minor,
-            gc_major=gc_major, count_committed=n_commit, count_aborted=n_abort, events=count)
+            gc_major=gc_major, count_committed=n_commit, count_aborted=n_abort, events=count,
+            first_event=first_event)
     for event, marker, count, aborted, paused, first_seen, buckets in conflicts:
         tally.conflicts[len(tally.conflicts)] = Conflict(
             C8_FINAL.names[event], (marker,), count, aborted, paused, first_seen,
@@ -240,18 +242,19 @@ def _rate(part: float, whole: float) -> float | None:
 
 def _c8_figures(tally: Tally) -> dict:
     threads = sorted(tally.threads.items())
-    committed = sum(t.committed for _, t in threads)
-    aborted = sum(t.aborted for _, t in threads)
-    paused = sum(t.paused for _, t in threads)
+    in_order = tally.threads_by_appearance()
+    committed = sum(t.committed for t in in_order)
+    aborted = sum(t.aborted for t in in_order)
+    paused = sum(t.paused for t in in_order)
     cpu_total = committed + aborted + paused
-    n_committed = sum(t.count_committed for _, t in threads)
-    n_aborted = sum(t.count_aborted for _, t in threads)
+    n_committed = sum(t.count_committed for t in in_order)
+    n_aborted = sum(t.count_aborted for t in in_order)
     n_total = n_committed + n_aborted
     return {
         "cpu_time": {
             "committed": committed, "aborted": aborted, "paused": paused, "total": cpu_total,
-            "gc_minor": sum(t.gc_minor for _, t in threads),
-            "gc_major": sum(t.gc_major for _, t in threads),
+            "gc_minor": sum(t.gc_minor for t in in_order),
+            "gc_major": sum(t.gc_major for t in in_order),
         },
         "transactions": {
             "committed": n_committed, "aborted": n_aborted, "total": n_total,
@@ -271,9 +274,10 @@ def _c8_figures(tally: Tally) -> dict:
 
 def _c7_figures(tally: Tally) -> dict:
     threads = sorted(tally.threads.items())
-    cpu_total = sum(t.cpu_total for _, t in threads)
-    n_committed = sum(t.count_committed for _, t in threads)
-    n_aborted = sum(t.count_aborted for _, t in threads)
+    in_order = tally.threads_by_appearance()
+    cpu_total = sum(t.cpu_total for t in in_order)
+    n_committed = sum(t.count_committed for t in in_order)
+    n_aborted = sum(t.count_aborted for t in in_order)
     n_total = n_committed + n_aborted
     return {
         "cpu_time": {"total": cpu_total},

@@ -45,7 +45,8 @@ class C7Analyser(Tally):
             t = threads.get(thread)
             if event == start:
                 if t is None:
-                    t = threads[thread] = {"totals": ThreadTotals(), "conflict": None}
+                    t = threads[thread] = {"totals": ThreadTotals(first_event=self.seen + index),
+                                           "conflict": None}
                     self.threads[thread] = t["totals"]
                 t.update(start=time, conflict=None, pause=None, paused=0.0)
             elif event in contention:

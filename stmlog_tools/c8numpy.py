@@ -93,7 +93,9 @@ class C8Analyser(Tally):
         thread = chunk.thread[order]
         group_start = np.flatnonzero(np.concatenate(([True], thread[1:] != thread[:-1])))
         group_threads = thread[group_start].tolist()
-        carries = [self.threads.setdefault(t, ThreadCarry()) for t in group_threads]
+        first_rows = order[group_start] + self.seen   # each group's earliest event
+        carries = [self.threads.setdefault(t, ThreadCarry(first_event=int(first)))
+                   for t, first in zip(group_threads, first_rows.tolist())]
         # Extended rows: one carry row in front of each thread's events.
         n, groups = len(order), len(group_start)
         carry_rows = group_start + np.arange(groups)

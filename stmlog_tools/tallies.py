@@ -25,6 +25,7 @@ class ThreadTotals:
     count_aborted: int = 0
     events: int = 0
     cpu_total: float = 0.0    # C7: stop - start - paused, summed
+    first_event: int = 0      # index of the thread's first event: PyPy summed in that order
 
 
 @dataclass
@@ -49,6 +50,10 @@ class Tally:
     last_time: float = 0.0
     seen: int = 0
     threads: dict[int, ThreadTotals] = field(default_factory=dict)
+
+    def threads_by_appearance(self) -> list[ThreadTotals]:
+        """The threads in the order they first logged: the order PyPy added them up in."""
+        return sorted(self.threads.values(), key=lambda t: t.first_event)
     conflicts: dict[object, Conflict] = field(default_factory=dict)
 
 

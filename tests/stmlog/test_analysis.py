@@ -332,9 +332,11 @@ def test_c8_passes_equal_the_reference_state_machine(tmp_path: Path, records: li
     path = write_c8(tmp_path / "random.log", records)
     report = analyse(str(path), chunk_size=chunk_size, engine=engine)
     expected = reference_c8(records)
+    # The C pass adds in PyPy's order: bit for bit. The numpy pass: to rounding.
+    close = (lambda x: x) if engine == "c" else (lambda x: pytest.approx(x, abs=1e-9))
     cpu, total = report["cpu_time"], expected["total"]
     for key in ("committed", "aborted", "paused", "gc_minor", "gc_major"):
-        assert cpu[key] == pytest.approx(total[key], abs=1e-9), key
+        assert cpu[key] == close(total[key]), key
     assert report["transactions"]["committed"] == total["n_commit"]
     assert report["transactions"]["aborted"] == total["n_abort"]
     got = {(c["event"], c["markers"][0].encode()): [c["count"], c["aborted_time"],
@@ -343,8 +345,8 @@ def test_c8_passes_equal_the_reference_state_machine(tmp_path: Path, records: li
     assert got.keys() == expected["conflicts"].keys()
     for key, (count, aborted, paused) in expected["conflicts"].items():
         assert got[key][0] == count
-        assert got[key][1] == pytest.approx(aborted, abs=1e-9)
-        assert got[key][2] == pytest.approx(paused, abs=1e-9)
+        assert got[key][1] == close(aborted)
+        assert got[key][2] == close(paused)
     lost = [c["lost_time"] for c in report["conflicts"]]
     assert lost == sorted(lost, reverse=True)
     assert all(not math.isnan(x) for x in cpu.values())
