@@ -50,7 +50,7 @@ run: $(VENV_FT)/$(STAMP)
 	$(VENV_FT)/bin/tornado-stm serve apps.demo:make_app --port $(PORT) --threads $(THREADS)
 
 test: venv system-deps
-	@$(MAKE) --no-print-directory test-gil test-ft
+	@$(MAKE) --no-print-directory --keep-going test-gil test-ft
 
 test-gil: $(VENV_GIL)/$(STAMP)
 	@echo "== tests on the GIL build: $$($(VENV_GIL)/bin/tornado-stm info)"
