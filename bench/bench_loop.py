@@ -1,6 +1,6 @@
 """What the transactional event loop costs, and what pipelining changes.
 
-    python -m bench.bench_loop [--seconds 5] [--connections 32]
+    python -m bench.bench_loop [--seconds 5] [--connections 32] [--rounds 3]
 
 Run it with the interpreter to measure (``.venv-ft/bin/python`` for the
 free-threaded one). It serves tests/loop/e2e_app.py, on loopback, with:
@@ -10,12 +10,15 @@ free-threaded one). It serves tests/loop/e2e_app.py, on loopback, with:
    thread, no instrumentation: the loop alone); ``tornado-stm serve`` with
    1 and 2 threads (the loop plus the STM engine's sections, when the
    engine is present).
-2. *Pipelining*: ``GET /hello`` under wrk while a second wrk keeps
-   ``/parallel/20000`` busy (handlers whose sections leave the world
-   lock), ``tornado-stm serve --threads 2`` with pipelining on and off.
+2. *Pipelining*: ``GET /hello`` under wrk while one more connection
+   keeps ``/parallel/20000`` busy (a handler whose section leaves the
+   world lock), ``tornado-stm serve --threads 2`` with pipelining on and
+   off: with it, the second thread keeps serving /hello while the first
+   computes; without it, /hello waits for the end of each batch.
 
-Every figure comes from one run, side by side; the printed table gives
-ratios to stock. Timings belong here, never in the tests.
+The configurations take turns, ``--rounds`` times, so that a noisy
+machine slows them all alike; the table gives each one's median and its
+ratio to the first row. Timings belong here, never in the tests.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import statistics
 import sys
 import tempfile
 import threading
@@ -67,7 +71,7 @@ def measure(server: Server, path: str, seconds: float, connections: int,
             background = None
             if background_path:
                 background = threading.Thread(
-                    target=run_wrk, args=(f"{process.url}{background_path}", 4, seconds + 2, 1))
+                    target=run_wrk, args=(f"{process.url}{background_path}", 1, seconds + 2, 1))
                 background.start()
             load = run_wrk(f"{process.url}{path}", connections, seconds)
             if background:
@@ -77,11 +81,26 @@ def measure(server: Server, path: str, seconds: float, connections: int,
             process.stop()
 
 
-def row(label: str, load: Load, reference: Optional[Load]) -> str:
-    ratio = f"{load.requests_per_second / reference.requests_per_second:.2f}" if reference else "1.00"
-    p99 = f"{load.p99_ms:.1f}" if load.p99_ms is not None else "?"
-    return (f"| {label} | {load.requests_per_second:.0f} | {ratio} | {p99} | "
-            f"{load.failures} |")
+def compare(servers: list[Server], path: str, args: argparse.Namespace, connections: int,
+            background_path: Optional[str] = None) -> None:
+    """Measure ``servers`` in turns and print one table row each (medians)."""
+    loads: dict[str, list[Load]] = {server.label: [] for server in servers}
+    for round_number in range(1, args.rounds + 1):
+        for server in servers:
+            logger.info("round %d/%d: %s", round_number, args.rounds, server.label)
+            loads[server.label].append(
+                measure(server, path, args.seconds, connections, background_path))
+    print("| server | req/s (median) | ratio | p99 ms (median) | failures |\n"
+          "|---|---|---|---|---|")
+    reference = None
+    for server in servers:
+        runs = loads[server.label]
+        rate = statistics.median(load.requests_per_second for load in runs)
+        p99s = [load.p99_ms for load in runs if load.p99_ms is not None]
+        p99 = f"{statistics.median(p99s):.1f}" if p99s else "?"
+        reference = reference or rate
+        print(f"| {server.label} | {rate:.0f} | {rate / reference:.2f} | {p99} | "
+              f"{sum(load.failures for load in runs)} |", flush=True)
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -89,34 +108,27 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--seconds", type=float, default=5.0, help="each wrk run (default 5)")
     parser.add_argument("--connections", type=int, default=32,
                         help="wrk connections for /hello (default 32)")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="turns of every configuration (default 3)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
-    header = "| server | req/s | ratio | p99 ms | failures |\n|---|---|---|---|---|"
 
     print(f"interpreter: {sys.version.split()[0]} {sys.executable}", flush=True)
     print(f"\n1. loop cost: GET /hello, wrk {args.connections} connections, "
-          f"{args.seconds:.0f} s each\n\n{header}", flush=True)
-    reference = None
-    for server in [stock_server(),
-                   stm_server("tornado-stm, transactional loop only (--backend serial)",
-                              "--backend", "serial"),
-                   stm_server("tornado-stm, 1 thread", "--threads", "1"),
-                   stm_server("tornado-stm, 2 threads", "--threads", "2")]:
-        logger.info("measuring %s", server.label)
-        load = measure(server, "/hello", args.seconds, args.connections)
-        print(row(server.label, load, reference), flush=True)
-        reference = reference or load
+          f"{args.seconds:.0f} s a run, {args.rounds} rounds\n", flush=True)
+    compare([stock_server(),
+             stm_server("tornado-stm, transactional loop only (--backend serial)",
+                        "--backend", "serial"),
+             stm_server("tornado-stm, 1 thread", "--threads", "1"),
+             stm_server("tornado-stm, 2 threads", "--threads", "2")],
+            "/hello", args, args.connections)
 
-    print(f"\n2. pipelining: GET /hello, wrk 8 connections, while 4 more connections "
-          f"keep /parallel/20000 busy\n\n{header}", flush=True)
-    reference = None
-    for server in [stm_server("tornado-stm, 2 threads, pipelining on", "--threads", "2"),
-                   stm_server("tornado-stm, 2 threads, pipelining off", "--threads", "2",
-                              "--no-pipelining")]:
-        logger.info("measuring %s", server.label)
-        load = measure(server, "/hello", args.seconds, 8, background_path="/parallel/20000")
-        print(row(server.label, load, reference), flush=True)
-        reference = reference or load
+    print("\n2. pipelining: GET /hello, wrk 8 connections, while one more connection "
+          "keeps /parallel/20000 busy\n", flush=True)
+    compare([stm_server("tornado-stm, 2 threads, pipelining on", "--threads", "2"),
+             stm_server("tornado-stm, 2 threads, pipelining off", "--threads", "2",
+                        "--no-pipelining")],
+            "/hello", args, 8, background_path="/parallel/20000")
     return 0
 
 

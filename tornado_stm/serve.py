@@ -285,61 +285,7 @@ class InFlightRequests(tornado.httputil.HTTPServerConnectionDelegate):
 
     # tornado.httputil.HTTPServerConnectionDelegate
     def start_request(self, server_conn: object, request_conn: Any) -> Any:
-        tracker = self
-
-        class TrackedConnection:
-            """The request's connection, reporting when the response is done."""
-
-            counted = False  # from the request's headers on
-            done = False
-
-            def __getattr__(self, name: str) -> Any:
-                return getattr(request_conn, name)
-
-            def finish(self) -> None:
-                try:
-                    request_conn.finish()
-                finally:
-                    self.mark_done()
-
-            def detach(self) -> Any:
-                self.mark_done()
-                return request_conn.detach()
-
-            def mark_started(self) -> None:
-                if not self.counted:
-                    self.counted = True
-                    tracker.count += 1
-
-            def mark_done(self) -> None:
-                if self.counted and not self.done:
-                    self.done = True
-                    tracker._finished_one()
-
-        class TrackedMessage(tornado.httputil.HTTPMessageDelegate):
-            def __init__(self) -> None:
-                self.connection = TrackedConnection()
-                self.inner = tracker.app.start_request(server_conn, self.connection)
-
-            def headers_received(self, start_line: Any, headers: Any) -> Any:
-                # Not before: an idle keep-alive connection waits in
-                # start_request for a next request that may never come.
-                self.connection.mark_started()
-                return self.inner.headers_received(start_line, headers)
-
-            def data_received(self, chunk: bytes) -> Any:
-                return self.inner.data_received(chunk)
-
-            def finish(self) -> None:
-                self.inner.finish()
-
-            def on_connection_close(self) -> None:
-                try:
-                    self.inner.on_connection_close()
-                finally:
-                    self.connection.mark_done()
-
-        return TrackedMessage()
+        return _TrackedMessage(self, server_conn, _TrackedConnection(self, request_conn))
 
     def on_close(self, server_conn: object) -> None:
         self.app.on_close(server_conn)
@@ -359,6 +305,70 @@ class InFlightRequests(tornado.httputil.HTTPServerConnectionDelegate):
             return True
         except asyncio.TimeoutError:
             return False
+
+
+class _TrackedConnection:
+    """A request's connection (``HTTP1Connection``), reporting when the response is done."""
+
+    def __init__(self, tracker: InFlightRequests, connection: Any) -> None:
+        self._tracker = tracker
+        self._connection = connection
+        self._counted = False  # from the request's headers on
+        self._done = False
+        # The calls every response makes, bound once rather than forwarded.
+        self.write_headers = connection.write_headers
+        self.write = connection.write
+        self.set_close_callback = connection.set_close_callback
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._connection, name)
+
+    def finish(self) -> None:
+        try:
+            self._connection.finish()
+        finally:
+            self.mark_done()
+
+    def detach(self) -> Any:
+        self.mark_done()
+        return self._connection.detach()
+
+    def mark_started(self) -> None:
+        if not self._counted:
+            self._counted = True
+            self._tracker.count += 1
+
+    def mark_done(self) -> None:
+        if self._counted and not self._done:
+            self._done = True
+            self._tracker._finished_one()
+
+
+class _TrackedMessage(tornado.httputil.HTTPMessageDelegate):
+    """The application's message delegate, telling the connection when a request starts."""
+
+    def __init__(self, tracker: InFlightRequests, server_conn: object,
+                 connection: _TrackedConnection) -> None:
+        self.connection = connection
+        self.inner = tracker.app.start_request(server_conn, connection)
+
+    def headers_received(self, start_line: Any, headers: Any) -> Any:
+        # Not before: an idle keep-alive connection waits in start_request
+        # for a next request that may never come.
+        self.connection.mark_started()
+        return self.inner.headers_received(start_line, headers)
+
+    def data_received(self, chunk: bytes) -> Any:
+        return self.inner.data_received(chunk)
+
+    def finish(self) -> None:
+        self.inner.finish()
+
+    def on_connection_close(self) -> None:
+        try:
+            self.inner.on_connection_close()
+        finally:
+            self.connection.mark_done()
 
 
 def main(argv: Optional[list[str]] = None) -> int:
