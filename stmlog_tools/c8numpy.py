@@ -104,7 +104,9 @@ class C8Analyser(Tally):
         real = ~is_carry
         group_of_row = np.cumsum(is_carry) - 1
 
-        def extend(values: np.ndarray, carry_values: Iterable[float | int], dtype: object) -> np.ndarray:
+        def extend(values: np.ndarray, carry_values: Iterable[float | int],
+                   dtype: object) -> np.ndarray:
+            """``values`` in the real rows, one carried value per thread in its carry row."""
             out = np.empty(n + groups, dtype=dtype)
             out[real] = values
             out[carry_rows] = np.fromiter(carry_values, dtype=dtype, count=groups)

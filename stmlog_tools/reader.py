@@ -318,7 +318,6 @@ class LogReader:
     def _error(self, offset: int | None, problem: str) -> LogError:
         return LogError(self.path, offset, problem)
 
-
     def chunks(self) -> Iterator[EventChunk]:
         """The log's records, chunk by chunk; raises LogError on damage."""
         layout = self.layout

@@ -178,7 +178,8 @@ def render_svg(lanes: dict[int, _Lane], start: float, end: float, title: str,
                              f'y="{bottom:.2f}" width="{max(scale, 0.5):.2f}" height="{h:.2f}" '
                              f'fill="{colour}"/>')
                 tip.append(f"{name} {seconds * 1e3:.3f} ms")
-            parts.append(f'<rect x="{LEFT + col * scale:.2f}" y="{y}" width="{max(scale, 0.5):.2f}" '
+            parts.append(f'<rect x="{LEFT + col * scale:.2f}" y="{y}" '
+                         f'width="{max(scale, 0.5):.2f}" '
                          f'height="{LANE_HEIGHT}" fill="transparent">'
                          f'<title>{html.escape(", ".join(tip))}</title></rect>')
         for kind, counts in lane.conflicts.items():

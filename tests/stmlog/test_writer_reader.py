@@ -38,7 +38,8 @@ def read_all(path: Path, **kwargs: object) -> list:
     return list(LogReader(path, **kwargs).events())
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(records=c8_records(), chunk_size=st.integers(64, 600))
 def test_c8_round_trip_any_chunking(tmp_path: Path, records: list, chunk_size: int) -> None:
     path = write_c8(tmp_path / "fuzz.log", records)
