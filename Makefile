@@ -3,7 +3,7 @@
 #   make run          serve the demo apps on all cores at http://127.0.0.1:8888
 #   make test         the whole suite on the GIL CPython and on a free-threaded one
 #   make test-tornado Tornado's own test suite on the transactional loop, both interpreters
-#   make bench        every benchmark configuration side by side (about 6 minutes);
+#   make bench        every benchmark configuration side by side (about 10 minutes);
 #                     results in bench/results/latest and docs/benchmarks.md
 #   make bench-quick  the same in short runs (under 3 minutes)
 #
