@@ -56,8 +56,7 @@ from tornado_stm.stm.attrkinds import (CLASS_VALUE, IMMUTABLE, IMMUTABLE_TYPES, 
                                        write_kind)
 from tornado_stm.stm.registry import INSTRUMENTED_CODES
 from tornado_stm.stm.section import ENTRY_CODE
-from tornado_stm.stm.txn import (VERSIONS, Transaction, _local, direct_write,
-                                 hasattr_versioned)
+from tornado_stm.stm.txn import VERSIONS, Transaction, _local, direct_write
 from tornado_stm.stm.versions import stripe_of_key, stripe_of_object
 
 _BUILTINS = builtins.__dict__

@@ -45,7 +45,7 @@ import os
 import threading
 import tomllib
 from dataclasses import dataclass
-from types import (BuiltinFunctionType, FunctionType, MethodDescriptorType, MethodType,
+from types import (BuiltinFunctionType, MethodDescriptorType, MethodType,
                    MethodWrapperType, ModuleType, WrapperDescriptorType)
 from typing import Callable, Optional
 
