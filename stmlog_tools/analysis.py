@@ -240,54 +240,44 @@ def _rate(part: float, whole: float) -> float | None:
     return None if whole == 0 else part / whole
 
 
+def _transactions(in_order: list[ThreadTotals]) -> dict:
+    """Commit and abort counts over all threads."""
+    committed = sum(t.count_committed for t in in_order)
+    aborted = sum(t.count_aborted for t in in_order)
+    return {"committed": committed, "aborted": aborted, "total": committed + aborted,
+            "abort_rate": _rate(aborted, committed + aborted)}
+
+
+def _thread_counts(num: int, t: ThreadTotals) -> dict:
+    return {"thread": num, "committed": t.count_committed, "aborted": t.count_aborted,
+            "abort_rate": _rate(t.count_aborted, t.count_committed + t.count_aborted)}
+
+
 def _c8_figures(tally: Tally) -> dict:
-    threads = sorted(tally.threads.items())
     in_order = tally.threads_by_appearance()
-    committed = sum(t.committed for t in in_order)
-    aborted = sum(t.aborted for t in in_order)
-    paused = sum(t.paused for t in in_order)
-    cpu_total = committed + aborted + paused
-    n_committed = sum(t.count_committed for t in in_order)
-    n_aborted = sum(t.count_aborted for t in in_order)
-    n_total = n_committed + n_aborted
+    cpu = {key: sum(getattr(t, key) for t in in_order)
+           for key in ("committed", "aborted", "paused", "gc_minor", "gc_major")}
+    cpu["total"] = cpu["committed"] + cpu["aborted"] + cpu["paused"]
+    transactions = _transactions(in_order)
+    transactions["per_second"] = _rate(transactions["total"], cpu["total"])
     return {
-        "cpu_time": {
-            "committed": committed, "aborted": aborted, "paused": paused, "total": cpu_total,
-            "gc_minor": sum(t.gc_minor for t in in_order),
-            "gc_major": sum(t.gc_major for t in in_order),
-        },
-        "transactions": {
-            "committed": n_committed, "aborted": n_aborted, "total": n_total,
-            "per_second": _rate(n_total, cpu_total),
-            "abort_rate": _rate(n_aborted, n_total),
-        },
+        "cpu_time": cpu,
+        "transactions": transactions,
         "threads": [{
-            "thread": num, "events": t.events,
-            "committed": t.count_committed, "aborted": t.count_aborted,
-            "abort_rate": _rate(t.count_aborted, t.count_committed + t.count_aborted),
+            **_thread_counts(num, t), "events": t.events,
             "cpu_time": {"committed": t.committed, "aborted": t.aborted, "paused": t.paused,
                          "total": t.committed + t.aborted + t.paused,
                          "gc_minor": t.gc_minor, "gc_major": t.gc_major},
-        } for num, t in threads],
+        } for num, t in sorted(tally.threads.items())],
     }
 
 
 def _c7_figures(tally: Tally) -> dict:
-    threads = sorted(tally.threads.items())
-    in_order = tally.threads_by_appearance()
-    cpu_total = sum(t.cpu_total for t in in_order)
-    n_committed = sum(t.count_committed for t in in_order)
-    n_aborted = sum(t.count_aborted for t in in_order)
-    n_total = n_committed + n_aborted
     return {
-        "cpu_time": {"total": cpu_total},
-        "transactions": {"committed": n_committed, "aborted": n_aborted, "total": n_total,
-                         "abort_rate": _rate(n_aborted, n_total)},
-        "threads": [{
-            "thread": num, "committed": t.count_committed, "aborted": t.count_aborted,
-            "abort_rate": _rate(t.count_aborted, t.count_committed + t.count_aborted),
-            "cpu_time": {"total": t.cpu_total},
-        } for num, t in threads],
+        "cpu_time": {"total": sum(t.cpu_total for t in tally.threads_by_appearance())},
+        "transactions": _transactions(tally.threads_by_appearance()),
+        "threads": [{**_thread_counts(num, t), "cpu_time": {"total": t.cpu_total}}
+                    for num, t in sorted(tally.threads.items())],
     }
 
 
