@@ -9,7 +9,10 @@ runs that break the rules.
 from __future__ import annotations
 
 import copy
+import json
 import random
+import subprocess
+import sys
 
 import pytest
 
@@ -82,3 +85,13 @@ def test_checker_catches_a_server_error(recorded_run) -> None:
     event = first_event(players, "move")
     event.status, event.answer = 500, "<html>500: Internal Server Error</html>"
     assert any("got 500" in v for v in check_run(initial, players))
+
+
+def test_bench_astar_command_reports_a_clean_run(demo_server) -> None:
+    done = subprocess.run([sys.executable, "-m", "bench.bench_astar", demo_server.url,
+                           "--prefix", "/astar", "--players", "3", "--max-actions", "20",
+                           "--json"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["requests"] == 60 and summary["violations"] == 0
+    assert summary["client_failures"] == []
