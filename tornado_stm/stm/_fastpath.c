@@ -47,6 +47,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
+#include <limits.h>
 #include <stdint.h>
 
 /* -- compatibility with 3.11 / 3.12 ------------------------------------ */
@@ -178,11 +179,17 @@ fp_current(PyObject *module, PyObject *unused)
 
 /* -- transaction slots --------------------------------------------------- */
 
-/* A new reference to a slot of a Transaction (AttributeError when unset). */
+/* A new reference to a slot of a Transaction (AttributeError when unset).
+ * A transaction's slots are only ever written by the thread running it, which
+ * is the thread calling its barriers: a plain load is enough (PyMember_GetOne
+ * would guard against concurrent writers that do not exist here). */
 static inline PyObject *
 slot(PyObject *tx, PyMemberDef *member)
 {
-    return PyMember_GetOne((const char *)tx, member);
+    PyObject *value = *(PyObject **)((char *)tx + member->offset);
+    if (value == NULL)
+        return PyMember_GetOne((const char *)tx, member);    /* raises AttributeError */
+    return Py_NewRef(value);
 }
 
 enum { MODE_ERROR = -1, MODE_OPTIMISTIC = 0, MODE_PLAIN = 1, MODE_PYTHON = 2 };
@@ -213,6 +220,10 @@ is_private(PyObject *tx, PyObject *obj)
     PyObject *private = slot(tx, S.m_private);
     if (private == NULL)
         return -1;
+    if (PyDict_CheckExact(private) && PyDict_GET_SIZE(private) == 0) {
+        Py_DECREF(private);             /* common, and no id() to allocate */
+        return 0;
+    }
     PyObject *key = PyLong_FromVoidPtr(obj);
     if (key == NULL) {
         Py_DECREF(private);
@@ -249,6 +260,10 @@ no_container_log(PyObject *tx, PyObject *obj)
     PyObject *containers = slot(tx, S.m_containers);
     if (containers == NULL)
         return -1;
+    if (PyDict_CheckExact(containers) && PyDict_GET_SIZE(containers) == 0) {
+        Py_DECREF(containers);          /* no container written yet: the usual case */
+        return 1;
+    }
     int result;
     PyObject *key = PyLong_FromVoidPtr(obj);
     if (key == NULL) {
@@ -272,11 +287,20 @@ no_container_log(PyObject *tx, PyObject *obj)
     return result;
 }
 
-/* ``type(obj) in IMMUTABLE_TYPES`` */
+/* ``type(obj) in IMMUTABLE_TYPES``: the frozenset, copied at configure() into
+ * an array of type pointers (a frozenset never changes). */
+#define MAX_IMMUTABLE 32
+static PyTypeObject *immutable_types[MAX_IMMUTABLE];
+static int immutable_count;
+
 static inline int
 is_immutable_type(PyObject *obj)
 {
-    return PySet_Contains(S.immutable_types, (PyObject *)Py_TYPE(obj));
+    PyTypeObject *type = Py_TYPE(obj);
+    for (int i = 0; i < immutable_count; i++)
+        if (immutable_types[i] == type)
+            return 1;
+    return 0;
 }
 
 /* -- stripes --------------------------------------------------------------- */
@@ -359,9 +383,25 @@ count_read(PyObject *tx)
     PyObject *count = slot(tx, S.m_read_count);
     if (count == NULL)
         return -1;
-    PyObject *one = PyLong_FromLong(1);
-    PyObject *next = one == NULL ? NULL : PyNumber_InPlaceAdd(count, one);
-    Py_XDECREF(one);
+    PyObject *next;
+    long long n = 0;
+    int overflow = 1;
+    if (PyLong_CheckExact(count)) {
+        n = PyLong_AsLongLongAndOverflow(count, &overflow);
+        if (n == -1 && PyErr_Occurred()) {
+            Py_DECREF(count);
+            return -1;
+        }
+    }
+    if (!overflow && n < LLONG_MAX) {
+        next = PyLong_FromLongLong(++n);
+    }
+    else {
+        PyObject *one = PyLong_FromLong(1);
+        next = one == NULL ? NULL : PyNumber_InPlaceAdd(count, one);
+        Py_XDECREF(one);
+        overflow = 1;
+    }
     Py_DECREF(count);
     if (next == NULL)
         return -1;
@@ -376,13 +416,28 @@ count_read(PyObject *tx)
             PyErr_SetString(PyExc_NameError, "name 'VALIDATE_EVERY' is not defined");
         return -1;
     }
-    PyObject *rest = PyNumber_Remainder(next, every);
+    int truth = -1;
+    long long period = 0;
+    if (!overflow && PyLong_CheckExact(every)) {
+        int big;
+        period = PyLong_AsLongLongAndOverflow(every, &big);
+        if (big || (period == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            period = 0;
+        }
+    }
+    if (period != 0) {
+        truth = n % period != 0;     /* zero exactly when Python's % is zero */
+    }
+    else {                           /* not two C integers (or 0): Python's own % */
+        PyObject *rest = PyNumber_Remainder(next, every);
+        if (rest != NULL) {
+            truth = PyObject_IsTrue(rest);
+            Py_DECREF(rest);
+        }
+    }
     Py_DECREF(every);
     Py_DECREF(next);
-    if (rest == NULL)
-        return -1;
-    int truth = PyObject_IsTrue(rest);
-    Py_DECREF(rest);
     if (truth < 0)
         return -1;
     if (!truth) {
@@ -564,6 +619,10 @@ attr_logged(PyObject *tx, PyObject *obj, PyObject *name)
     if (!PyDict_CheckExact(attrs)) {
         Py_DECREF(attrs);
         return 1;                       /* unknown shape: let Python decide */
+    }
+    if (PyDict_GET_SIZE(attrs) == 0) {
+        Py_DECREF(attrs);
+        return 0;
     }
     PyObject *key = PyLong_FromVoidPtr(obj);
     PyObject *record = NULL;
@@ -1212,6 +1271,31 @@ fp_configure(PyObject *module, PyObject *args, PyObject *kwargs)
         if (!PyErr_Occurred())
             PyErr_SetString(PyExc_TypeError, "configure(): an argument has the wrong type");
         goto error;
+    }
+    if (PySet_GET_SIZE(S.immutable_types) > MAX_IMMUTABLE) {
+        PyErr_SetString(PyExc_ValueError, "configure(): too many immutable types");
+        goto error;
+    }
+    {
+        PyObject *iterator = PyObject_GetIter(S.immutable_types), *item;
+        if (iterator == NULL)
+            goto error;
+        immutable_count = 0;
+        while ((item = PyIter_Next(iterator)) != NULL) {
+            int is_type = PyType_Check(item);
+            /* the frozenset (kept by S) keeps the type alive */
+            immutable_types[immutable_count++] = (PyTypeObject *)item;
+            Py_DECREF(item);
+            if (!is_type) {
+                PyErr_SetString(PyExc_TypeError, "configure(): immutable_types holds types");
+                break;
+            }
+        }
+        Py_DECREF(iterator);
+        if (PyErr_Occurred()) {
+            immutable_count = 0;
+            goto error;
+        }
     }
     S.class_policies = Py_XNewRef(PyDict_GetItemString(kwargs, "class_policies"));
     if (S.class_policies != NULL && !PyDict_Check(S.class_policies))
