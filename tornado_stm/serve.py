@@ -21,7 +21,7 @@ import logging
 import os
 import signal
 import sys
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import tornado.httputil
 
@@ -117,11 +117,7 @@ def _serve(args: argparse.Namespace) -> int:
 def _start_stm_log(path: str) -> None:
     """Write the PYPYSTM log to ``path``, as ``PYPYSTM=path`` would."""
     os.environ["PYPYSTM"] = path  # also for any child process, as PyPy-STM did
-    try:
-        stm_log = importlib.import_module("tornado_stm.stm.log")
-    except ImportError:
-        stm_log = None
-    open_log = getattr(stm_log, "open_log", None)
+    open_log = _engine_function("tornado_stm.stm.log", "open_log")
     if open_log is None:
         logger.warning("--log %s: this build has no STM log writer; no log is written", path)
         return
@@ -132,13 +128,18 @@ def _start_stm_log(path: str) -> None:
 
 def _flush_stm_log() -> None:
     """Write the PYPYSTM log out, when the engine keeps one."""
-    try:
-        stm = importlib.import_module("tornado_stm.stm")
-    except ImportError:
-        return
-    flush_log = getattr(stm, "flush_log", None)
+    flush_log = _engine_function("tornado_stm.stm", "flush_log")
     if flush_log is not None:
         flush_log()
+
+
+def _engine_function(module_name: str, name: str) -> Optional[Callable[..., Any]]:
+    """``module_name.name`` when this build's STM engine provides it, else None."""
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError:
+        return None
+    return getattr(module, name, None)
 
 
 def _split_target(target: str) -> tuple[str, str]:
@@ -164,11 +165,7 @@ def _prepare_instrumentation(backend: str, patterns: list[str]) -> str:
     """Install the import hook before the app is imported; return a description."""
     if backend != "stm":
         return f"{backend} (no instrumentation)"
-    try:
-        instrument = importlib.import_module("tornado_stm.instrument")
-    except ImportError:
-        instrument = None
-    install = getattr(instrument, "install", None)
+    install = _engine_function("tornado_stm.instrument", "install")
     if install is None:
         logger.warning("the STM engine is not available in this build: application "
                        "code runs under the world lock only (correct, not parallel)")
