@@ -89,4 +89,4 @@ test-tornado: venv
 	$(VENV_FT)/bin/python -m tornado_stm.loop.tornado_suite
 
 clean:
-	rm -rf $(VENV_GIL) $(VENV_FT) build *.egg-info .pytest_cache
+	rm -rf $(VENV_GIL) $(VENV_FT) .venv-pypy build *.egg-info .pytest_cache
