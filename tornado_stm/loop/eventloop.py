@@ -70,6 +70,7 @@ import selectors
 import sys
 import threading
 from asyncio import base_events, events
+from asyncio.log import logger as asyncio_logger
 from typing import Any, Hashable, Optional
 
 from tornado_stm.loop import switching
@@ -231,8 +232,9 @@ class TransactionalEventLoop(asyncio.SelectorEventLoop):
             self._current_handle = None
         elapsed = self.time() - start
         if elapsed >= self.slow_callback_duration:
-            logger.warning("Executing %s took %.3f seconds",
-                           base_events._format_handle(handle), elapsed)
+            # asyncio's own logger and words, as on asyncio's loop.
+            asyncio_logger.warning("Executing %s took %.3f seconds",
+                                   base_events._format_handle(handle), elapsed)
 
     def _after_handle(self) -> None:
         """Wake whoever must react to what the handle just did."""
