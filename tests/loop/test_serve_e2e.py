@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import http.client
 import json
+import socket
 from typing import Iterable, Optional
 
 import pytest
@@ -207,3 +208,24 @@ def test_sections_that_give_the_world_lock_up_overlap(servers) -> None:
                       if a is not b and a[0] < b[1] and b[0] < a[1])
     assert len(threads) == 2, spans
     assert overlapping > 0, spans
+
+
+@pytest.mark.parametrize("raw", [
+    b"GARBAGE\r\n\r\n",
+    b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: nope\r\n\r\n",
+    b"POST /hello HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+])
+def test_malformed_requests_answered_as_stock_and_server_keeps_serving(servers, raw) -> None:
+    def send_raw(port: int) -> bytes:
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as client:
+            client.sendall(raw)
+            answer = b""
+            while True:
+                data = client.recv(4096)
+                if not data:
+                    return answer.split(b"\r\n", 1)[0]  # the status line, if any
+                answer += data
+
+    stm, stock = servers
+    assert send_raw(stm.port) == send_raw(stock.port)
+    assert exchange(stm.port, "GET", "/hello")[2] == b"Hello, world\n"
