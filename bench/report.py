@@ -89,6 +89,9 @@ def notes(row: dict) -> str:
     if background:
         parts.append(f"primes meanwhile: {number(background.get('requests_per_second'), 2)} "
                      f"req/s, p99 {number(background.get('p99_ms'), 0)} ms")
+    if row.get("rounds_requests_per_second"):
+        parts.append("median of " + ", ".join(
+            number(v, 1) for v in row["rounds_requests_per_second"]) + " req/s")
     if row.get("backend") and row.get("family") == "stm":
         parts.append(f"backend: {row['backend']}")
     stm = row.get("stm") or {}

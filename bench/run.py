@@ -188,6 +188,21 @@ def run_config(config: Config, settings: Settings, out_dir: str,
     return row
 
 
+def median_row(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One configuration's rounds as one row: the round with the median req/s.
+
+    A failed round or one with rule violations wins instead: a bad round
+    must not hide behind good ones.
+    """
+    bad = [r for r in runs if r.get("status") in ("failed", "violations")]
+    if bad or len(runs) == 1:
+        return bad[0] if bad else runs[0]
+    ordered = sorted(runs, key=lambda r: r.get("requests_per_second") or 0)
+    row = dict(ordered[(len(ordered) - 1) // 2])
+    row["rounds_requests_per_second"] = [r.get("requests_per_second") for r in runs]
+    return row
+
+
 def machine_facts() -> dict[str, Any]:
     cpu = platform.processor() or "unknown CPU"
     try:
@@ -221,6 +236,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hello-seconds", type=float,
                         help="wrk duration, hello and mixed (10, quick 3)")
     parser.add_argument("--warmup-seconds", type=float, help="load before measuring (3, quick 1)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="run every configuration this many times, taking turns, and "
+                        "report each one's median round (default 1)")
     parser.add_argument("--out", help="results directory (default bench/results/<UTC time>, "
                         "then copied to bench/results/latest)")
     parser.add_argument("--update-docs", action="store_true",
@@ -236,13 +254,19 @@ def main(argv: list[str] | None = None) -> int:
     cores = os.cpu_count() or 1
     configs = [c for c in all_configs(cores) if not args.only or c.workload in args.only]
 
-    rows = []
-    for index, config in enumerate(configs, 1):
-        prefix = f"[{index}/{len(configs)} {time.time() - started:5.0f}s] " \
-                 f"{config.workload} / {config.label}"
-        log.info("%s", prefix)
-        rows.append(run_config(config, settings, out_dir,
-                               lambda text: log.info("    %s", text)))
+    # Configurations take turns, round after round, so that a machine
+    # that gets busier or quieter during the run affects them all alike.
+    runs: list[list[dict[str, Any]]] = [[] for _ in configs]
+    for round_number in range(1, args.rounds + 1):
+        for index, config in enumerate(configs, 1):
+            if config.unavailable and round_number > 1:
+                continue
+            log.info("[%s%d/%d %5.0fs] %s / %s",
+                     f"round {round_number}/{args.rounds}, " if args.rounds > 1 else "",
+                     index, len(configs), time.time() - started, config.workload, config.label)
+            runs[index - 1].append(run_config(config, settings, out_dir,
+                                              lambda text: log.info("    %s", text)))
+    rows = [median_row(config_runs) for config_runs in runs]
 
     results = {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started)),
