@@ -118,3 +118,14 @@ def test_stm_stats_says_why_it_has_no_numbers(tmp_path) -> None:
 
     assert stm_stats(str(tmp_path / "missing.pypystm"))["note"] == \
         "the server wrote no PYPYSTM log"
+
+
+def test_rounds_report_the_median_and_never_hide_a_bad_round() -> None:
+    from bench.run import median_row
+
+    rounds = [{"status": "ok", "requests_per_second": v} for v in (5.0, 1.0, 3.0)]
+    row = median_row(rounds)
+    assert row["requests_per_second"] == 3.0
+    assert row["rounds_requests_per_second"] == [5.0, 1.0, 3.0]
+    rounds[1] = {"status": "violations", "requests_per_second": 9.0, "violations": 2}
+    assert median_row(rounds)["status"] == "violations"
