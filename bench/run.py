@@ -87,17 +87,18 @@ class Settings:
                 f"siege -c {self.mixed_primes_users} asks for /primes/{self.primes_n}")
 
 
-def warm_up(config: Config, url: str, settings: Settings) -> None:
+def warm_up(config: Config, url: str, settings: Settings) -> list[str]:
     """Load before measuring (PyPy's JIT needs it), without leaving a backlog.
 
     One request at a time: a load generator stopped mid-run leaves one
     request per user queued in the server, and 50 queued primes requests
-    would eat the first seconds of the measurement.
+    would eat the first seconds of the measurement. Returns the game rules
+    the warm-up saw broken (it is a real run too).
     """
     if config.workload == "astar":  # its players wait for every answer
-        run_players(url, players=settings.astar_players, duration=settings.warmup_seconds,
-                    seed=2)
-        return
+        result = run_players(url, players=settings.astar_players,
+                             duration=settings.warmup_seconds, seed=2)
+        return result.violations + result.failures
     path = f"/primes/{settings.primes_n}" if config.workload == "primes" else "/"
     deadline = time.monotonic() + settings.warmup_seconds
     connection = http.client.HTTPConnection(urllib.parse.urlsplit(url).hostname,
@@ -110,6 +111,7 @@ def warm_up(config: Config, url: str, settings: Settings) -> None:
                 break
     finally:
         connection.close()
+    return []
 
 
 def measure(config: Config, url: str, settings: Settings) -> dict[str, Any]:
@@ -164,12 +166,17 @@ def run_config(config: Config, settings: Settings, out_dir: str,
         row.update(status="failed", reason=str(exc))
         return row
     try:
+        warmup_violations = []
         if settings.warmup_seconds > 0:
             progress(f"warming up for {settings.warmup_seconds:g}s")
-            warm_up(config, server.url, settings)
+            warmup_violations = warm_up(config, server.url, settings)
         progress(f"measuring: {settings.load_description(config.workload)}")
         row.update(measure(config, server.url, settings))
         row["status"] = "ok"
+        if warmup_violations:
+            row["violations"] = row.get("violations", 0) + len(warmup_violations)
+            row["violation_examples"] = (["during warm-up: " + v for v in warmup_violations]
+                                         + row.get("violation_examples", []))[:10]
     except (LoadFailed, OSError, RuntimeError) as exc:
         row.update(status="failed", reason=f"{type(exc).__name__}: {exc}")
     finally:
