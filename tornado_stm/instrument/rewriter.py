@@ -33,6 +33,8 @@ import ast
 import symtable
 from typing import Iterable, Optional
 
+from tornado_stm.instrument.fresh import fresh_locals
+
 #: Names injected into every instrumented module (name -> barrier attribute).
 RUNTIME_NAMES = {
     "_stm_cur": "current", "_stm_ga": "get_attr", "_stm_sa": "set_attr", "_stm_da": "del_attr",
@@ -90,6 +92,8 @@ class _Scope:
         self.boxed = boxed                      # visible boxed names -> owning scope
         self.tx_is_local = tx_is_local
         self.parent = parent
+        #: Locals that only hold objects this call created (see fresh.py): no barriers.
+        self.fresh: set[str] = set()
 
 
 class Rewriter(ast.NodeTransformer):
@@ -175,6 +179,11 @@ class Rewriter(ast.NodeTransformer):
     def _in_function(self) -> bool:
         return self.scope is not None
 
+    def _fresh(self, node: ast.expr) -> bool:
+        """True for a local that only holds objects this call created: no barrier needed."""
+        return (isinstance(node, ast.Name) and self.scope is not None
+                and node.id in self.scope.fresh)
+
     # -- functions ------------------------------------------------------------
 
     def _enter(self, node: ast.AST, params: Iterable[str], tx_is_local: bool,
@@ -205,6 +214,8 @@ class Rewriter(ast.NodeTransformer):
         params = [a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)]
         params += [a.arg for a in (node.args.vararg, node.args.kwarg) if a is not None]
         scope, own_boxed = self._enter(node, params, plain, table)
+        if plain:
+            scope.fresh = fresh_locals(node, table) - own_boxed
         saved, self.scope = self.scope, scope
         try:
             body = self._visit_body(node.body)
@@ -280,7 +291,8 @@ class Rewriter(ast.NodeTransformer):
     # -- expressions ------------------------------------------------------------
 
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
-        if not self._in_function() or not isinstance(node.ctx, ast.Load):
+        if not self._in_function() or not isinstance(node.ctx, ast.Load) \
+                or self._fresh(node.value):
             return self.generic_visit(node)
         value = self.visit(node.value)
         return ast.copy_location(_call("_stm_ga", self.tx(), value, _const(node.attr)), node)
@@ -296,7 +308,8 @@ class Rewriter(ast.NodeTransformer):
         return self.visit(node)
 
     def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
-        if not self._in_function() or not isinstance(node.ctx, ast.Load):
+        if not self._in_function() or not isinstance(node.ctx, ast.Load) \
+                or self._fresh(node.value):
             return self.generic_visit(node)
         value = self.visit(node.value)
         key = self._index(node.slice)
@@ -320,6 +333,8 @@ class Rewriter(ast.NodeTransformer):
         if isinstance(node.func, ast.Name) and node.func.id in _FRAME_BUILTINS \
                 and self._resolve(node.func.id) == "plain":
             return self.generic_visit(node)
+        if isinstance(node.func, ast.Attribute) and self._fresh(node.func.value):
+            return self.generic_visit(node)      # a method of an object this call created
         func = self.visit(node.func)
         args = [self.visit(a) for a in node.args]
         keywords = [self.visit(k) for k in node.keywords]
@@ -328,7 +343,8 @@ class Rewriter(ast.NodeTransformer):
 
     def visit_Compare(self, node: ast.Compare) -> ast.AST:
         if not self._in_function() or len(node.ops) != 1 \
-                or not isinstance(node.ops[0], (ast.In, ast.NotIn)):
+                or not isinstance(node.ops[0], (ast.In, ast.NotIn)) \
+                or self._fresh(node.comparators[0]):
             return self.generic_visit(node)
         test = _call("_stm_in", self.tx(), self.visit(node.left), self.visit(node.comparators[0]))
         if isinstance(node.ops[0], ast.NotIn):
@@ -360,8 +376,10 @@ class Rewriter(ast.NodeTransformer):
         for gen in generators:
             targets.update(n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name))
         # The first iterable is evaluated in the enclosing scope.
-        generators[0].iter = ast.copy_location(
-            _call("_stm_iter", self.tx(), self.visit(generators[0].iter)), generators[0].iter)
+        if not self._fresh(generators[0].iter):
+            generators[0].iter = ast.copy_location(
+                _call("_stm_iter", self.tx(), self.visit(generators[0].iter)),
+                generators[0].iter)
         lazy = isinstance(node, ast.GeneratorExp)
         scope = _Scope(targets, set(), {k: v for k, v in self.scope.boxed.items()
                                         if k not in targets},
@@ -396,7 +414,7 @@ class Rewriter(ast.NodeTransformer):
 
     def _needs_barrier(self, target: ast.expr) -> bool:
         if isinstance(target, (ast.Attribute, ast.Subscript)):
-            return True
+            return not self._fresh(target.value)
         if isinstance(target, ast.Name):
             return self._resolve(target.id) in ("global", "boxed")
         if isinstance(target, (ast.Tuple, ast.List)):
@@ -408,6 +426,8 @@ class Rewriter(ast.NodeTransformer):
     def _store(self, target: ast.expr, value: ast.expr) -> list[ast.stmt]:
         """Statements that assign ``value`` (already evaluated: a Name) to ``target``."""
         tx = self.tx()
+        if isinstance(target, (ast.Attribute, ast.Subscript)) and self._fresh(target.value):
+            return [ast.Assign(targets=[self.visit(target)], value=value)]
         if isinstance(target, ast.Attribute):
             call = _call("_stm_sa", tx, self.visit(target.value), _const(target.attr), value)
         elif isinstance(target, ast.Subscript):
@@ -469,9 +489,11 @@ class Rewriter(ast.NodeTransformer):
     def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST | list[ast.stmt]:
         if not self._in_function():
             return self.generic_visit(node)
+        target = node.target
+        if isinstance(target, (ast.Attribute, ast.Subscript)) and self._fresh(target.value):
+            return self.generic_visit(node)
         op = ast.Attribute(value=_name("_stm_operator"), attr=_AUG_OPS[type(node.op)],
                            ctx=ast.Load())
-        target = node.target
         value = self.visit(node.value)
         stmts: list[ast.stmt] = []
         if isinstance(target, ast.Attribute):
@@ -507,6 +529,9 @@ class Rewriter(ast.NodeTransformer):
         stmts: list[ast.stmt] = []
         for target in node.targets:
             tx = self.tx()
+            if isinstance(target, (ast.Attribute, ast.Subscript)) and self._fresh(target.value):
+                stmts.append(ast.Delete(targets=[self.visit(target)]))
+                continue
             if isinstance(target, ast.Attribute):
                 call = _call("_stm_da", tx, self.visit(target.value), _const(target.attr))
             elif isinstance(target, ast.Subscript):
@@ -524,8 +549,9 @@ class Rewriter(ast.NodeTransformer):
     def visit_For(self, node: ast.For) -> ast.AST:
         if not self._in_function():
             return self.generic_visit(node)
-        node.iter = ast.copy_location(_call("_stm_iter", self.tx(), self.visit(node.iter)),
-                                      node.iter)
+        if not self._fresh(node.iter):
+            node.iter = ast.copy_location(_call("_stm_iter", self.tx(), self.visit(node.iter)),
+                                          node.iter)
         if self._needs_barrier(node.target):
             temp = self.temp()
             assign = self._located(self._store(node.target, _name(temp)), node.target)
