@@ -27,6 +27,9 @@ SOURCE = textwrap.dedent('''
             return captured
         return best, peek
 
+    def scalar(x, items):
+        return abs(x) + len(items)
+
     def steps(shared):
         local = []
         yield local
@@ -65,3 +68,9 @@ def test_line_numbers_are_kept() -> None:
     original = ast.parse(SOURCE)
     lines = {n.lineno for n in ast.walk(original) if isinstance(n, ast.stmt)}
     assert {n.lineno for n in ast.walk(tree) if isinstance(n, ast.stmt)} <= lines | {0}
+
+
+def test_scalar_builtins_are_called_directly_unless_the_module_rebinds_them() -> None:
+    assert "return abs(x) + _stm_call(_stm_tx, len, items)" in _function("scalar")
+    rebinding = rewrite("from os import remove as abs\n\ndef f(x):\n    return abs(x)\n", "m.py")
+    assert "_stm_call(_stm_tx, abs, x)" in ast.unparse(rebinding)

@@ -49,6 +49,11 @@ TX_NAME = "_stm_tx"
 
 _FRAME_BUILTINS = frozenset({"super", "locals", "globals", "vars", "dir", "eval", "exec",
                              "breakpoint"})
+#: Builtins that never read a container's contents nor have effects of their
+#: own (what they call on application objects is instrumented code): when
+#: the module does not rebind the name, they are called without the barrier.
+_SCALAR_BUILTINS = frozenset({"abs", "divmod", "round", "chr", "ord", "isinstance",
+                              "issubclass", "callable", "id", "range", "pow"})
 _AUG_OPS = {
     ast.Add: "iadd", ast.Sub: "isub", ast.Mult: "imul", ast.Div: "itruediv",
     ast.FloorDiv: "ifloordiv", ast.Mod: "imod", ast.Pow: "ipow", ast.LShift: "ilshift",
@@ -102,7 +107,12 @@ class Rewriter(ast.NodeTransformer):
     def __init__(self, source: str, filename: str) -> None:
         self.filename = filename
         self.tables = self._function_tables(symtable.symtable(source, filename, "exec"))
-        self.mutable_globals = self._globals_declared(ast.parse(source, filename))
+        tree = ast.parse(source, filename)
+        self.mutable_globals = self._globals_declared(tree)
+        self.module_names = {symbol.get_name() for symbol in
+                             symtable.symtable(source, filename, "exec").get_symbols()
+                             if symbol.is_assigned() or symbol.is_imported()
+                             or symbol.is_namespace()}
         self.scope: Optional[_Scope] = None
         self.temp_counter = 0
 
@@ -335,6 +345,10 @@ class Rewriter(ast.NodeTransformer):
             return self.generic_visit(node)
         if isinstance(node.func, ast.Attribute) and self._fresh(node.func.value):
             return self.generic_visit(node)      # a method of an object this call created
+        if isinstance(node.func, ast.Name) and node.func.id in _SCALAR_BUILTINS \
+                and node.func.id not in self.module_names \
+                and self._resolve(node.func.id) == "plain":
+            return self.generic_visit(node)
         func = self.visit(node.func)
         args = [self.visit(a) for a in node.args]
         keywords = [self.visit(k) for k in node.keywords]
