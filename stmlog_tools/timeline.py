@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from stmlog_tools.format import C7_EVENTS, C8_FINAL
 from stmlog_tools.reader import LogReader, ProgressCallback
 
 #: Categories of time, in drawing order (bottom to top of a lane), with colours.
@@ -43,26 +44,44 @@ class _Lane:
     txn_start: float | None = None
     state_since: float = 0.0
     state: str = "stop"               # stop | run | inevitable | paused
+    resume: str = "run"               # the state a WAIT_DONE returns to
     pending: list[tuple[str, float, float]] = field(default_factory=list)
 
 
 class _Binner:
-    """Adds time intervals to fixed-width columns spanning [start, end]."""
+    """Adds time intervals to fixed-width columns spanning [start, end].
+
+    Intervals are buffered and added a chunk at a time, vectorised: the time
+    an interval set covers left of x is sum(max(0, x - begin)) - sum(max(0,
+    x - end)), evaluated at every column edge with sorted prefix sums.
+    """
 
     def __init__(self, start: float, end: float, columns: int) -> None:
         self.start = start
         self.columns = columns
         self.width = max(end - start, 1e-9) / columns
-        self.edges = start + self.width * np.arange(columns + 1)
+        self.edges = self.width * np.arange(columns + 1)   # relative to start
+        self._buffered: dict[tuple[int, int], tuple[np.ndarray, list[float], list[float]]] = {}
 
-    def add(self, into: np.ndarray, begin: float, end: float) -> None:
-        if end <= begin:
-            return
-        first = min(int((begin - self.start) / self.width), self.columns - 1)
-        last = min(int((end - self.start) / self.width), self.columns - 1)
-        lo = np.maximum(self.edges[first:last + 1], begin)
-        hi = np.minimum(self.edges[first + 1:last + 2], end)
-        into[first:last + 1] += np.maximum(hi - lo, 0.0)
+    def add(self, into: np.ndarray, row: int, begin: float, end: float) -> None:
+        """Buffer the interval [begin, end) for row ``row`` of the 2-D array ``into``."""
+        if end > begin:
+            entry = self._buffered.setdefault((id(into), row), (into, [], []))
+            entry[1].append(begin)
+            entry[2].append(end)
+
+    def flush(self) -> None:
+        """Add the buffered intervals to their columns."""
+        for (_, row), (into, begins, ends) in self._buffered.items():
+            into[row] += np.diff(self._covered(begins) - self._covered(ends))
+        self._buffered.clear()
+
+    def _covered(self, points: list[float]) -> np.ndarray:
+        """sum(max(0, edge - p) for p in points), for every column edge."""
+        relative = np.sort(np.array(points) - self.start)
+        count = np.searchsorted(relative, self.edges, side="right")
+        prefix = np.concatenate(([0.0], np.cumsum(relative)))
+        return count * self.edges - prefix[count]
 
     def column(self, t: float) -> int:
         return min(max(int((t - self.start) / self.width), 0), self.columns - 1)
@@ -83,6 +102,7 @@ def collect(path: str, events: str = "final", columns: int = 1000,
                                                               str]:
     """Per-thread lanes of column figures, and the time span, for the log at ``path``."""
     reader = LogReader(path, events=events, progress=progress)
+    fmt = reader.format
     start, end = _span(reader)
     binner = _Binner(start, end, columns)
     category_index = {name: i for i, (name, _) in enumerate(CATEGORIES)}
@@ -110,36 +130,51 @@ def collect(path: str, events: str = "final", columns: int = 1000,
                 category = "aborted"
             else:
                 category = "inevitable" if state == "inevitable" else "committed"
-            binner.add(lane.time[category_index[category]], begin, stop)
+            binner.add(lane.time, category_index[category], begin, stop)
         lane.pending.clear()
         lane.txn_start = None
 
+    # What each event does to a lane, by event number (C8 final or C7 numbering).
+    names = [names_event(n) for n in (C7_EVENTS.names if fmt == "c7" else C8_FINAL.names)]
+    action = [("start" if n == "TRANSACTION_START" else
+               "commit" if n == "TRANSACTION_COMMIT" else
+               "abort" if n == "TRANSACTION_ABORT" else
+               "inevitable" if n in ("BECOME_INEVITABLE", "TRANSACTION_REATTACH") else
+               "wait_inevitable" if n == "WAIT_OTHER_INEVITABLE" else
+               "resume" if n == "WAIT_DONE" else
+               "wait" if n.startswith("WAIT_") else
+               "contention" if n.startswith("CONTENTION_") else None) for n in names]
     reader = LogReader(path, events=events, progress=progress)   # second pass: the columns
-    for event in reader.events():
-        name = names_event(event.name)
-        lane = lane_of(event.thread)
-        now = event.time
-        if name == "TRANSACTION_START":
-            lane.pending.clear()
-            lane.txn_start = now
-            lane.state, lane.state_since = "run", now
-        elif name in ("TRANSACTION_COMMIT", "TRANSACTION_ABORT"):
-            finish(lane, "committed" if name == "TRANSACTION_COMMIT" else "aborted", now)
-        elif name in ("BECOME_INEVITABLE", "TRANSACTION_REATTACH"):
-            enter(lane, "inevitable", now)
-        elif name.startswith("WAIT_") and name != "WAIT_DONE":
-            enter(lane, "paused", now)
-            if name == "WAIT_OTHER_INEVITABLE":
-                lane.conflicts["inevitable_wait"][binner.column(now)] += 1
-        elif name == "WAIT_DONE":
-            previous = [s for s, _, _ in lane.pending if s != "paused"]
-            enter(lane, previous[-1] if previous else "run", now)
-        elif name.startswith("CONTENTION_"):
-            lane.conflicts["contention"][binner.column(now)] += 1
+    for chunk in reader.chunks():
+        for now, thread, event in zip(chunk.time.tolist(), chunk.thread.tolist(),
+                                      chunk.event.tolist()):
+            what = action[event]
+            if what is None:
+                continue
+            lane = lane_of(thread)
+            if what == "start":
+                lane.pending.clear()
+                lane.txn_start = now
+                lane.state, lane.state_since, lane.resume = "run", now, "run"
+            elif what == "commit" or what == "abort":
+                finish(lane, "committed" if what == "commit" else "aborted", now)
+            elif what == "inevitable":
+                enter(lane, "inevitable", now)
+                lane.resume = "inevitable"
+            elif what == "resume":
+                enter(lane, lane.resume, now)
+            elif what == "contention":
+                lane.conflicts["contention"][binner.column(now)] += 1
+            else:   # a wait
+                enter(lane, "paused", now)
+                if what == "wait_inevitable":
+                    lane.conflicts["inevitable_wait"][binner.column(now)] += 1
+        binner.flush()
     for lane in lanes.values():
         if lane.txn_start is not None:   # still running when the log ends
             finish(lane, "committed", end)
-    return dict(sorted(lanes.items())), start, end, reader.format
+    binner.flush()
+    return dict(sorted(lanes.items())), start, end, fmt
 
 
 def names_event(name: str) -> str:
