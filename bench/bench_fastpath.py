@@ -1,17 +1,20 @@
 """What the C fast path of the barriers buys: pure-Python barriers against C ones, in one run.
 
-``python bench/bench_fastpath.py`` runs the same measurements three times,
-each in its own interpreter process (the barrier implementation is chosen
-at import): ``plain`` (uninstrumented code), ``pure`` (instrumented,
-``TORNADO_STM_PURE=1``) and ``c`` (instrumented, the C extension). It
-prints one table with the three side by side:
+``python bench/bench_fastpath.py`` runs the same measurements twice, each
+time in its own interpreter process (the barrier implementation is chosen
+at import): with ``TORNADO_STM_PURE=1`` (pure-Python barriers) and with the
+C extension. Each process measures plain (uninstrumented) code and
+instrumented code side by side, alternating them, so every ratio comes
+from one process. It prints:
 
-* barrier cost per read and per write, inside and outside an atomic
-  section (ns per operation, the loop overhead subtracted);
+* barrier cost per read, write and call, inside and outside an atomic
+  section (ns per operation, the loop overhead subtracted), against the
+  plain operation;
 * primes up to 10000 (``apps.primes.primes_up_to``, few shared accesses)
-  and A-star over a shared 100x100 grid (``apps.astar_game.shortest_path``)
-  with 1 and 2 threads: the time of one call at 1 thread, the overhead
-  against plain code, and the speed-up of 2 threads over 1.
+  and A-star over the game's shared 100x100 grid
+  (``apps.astar_game.shortest_path``), each call one atomic section, with
+  1 and 2 threads: time per call, overhead against plain code (wall clock
+  and CPU time of the calling threads), and the speed-up of 2 threads.
 
 ``--quick`` shortens every run. ``--json FILE`` also writes the numbers.
 Timings are only compared within one run of this script, on one machine.
@@ -30,7 +33,7 @@ from pathlib import Path
 from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent.parent
-MODES = ("plain", "pure", "c")
+MODES = ("pure", "c")
 
 # The micro-benchmark: one function per operation, each a loop of N
 # operations; EMPTY is the loop alone. Written as source so that it can be
@@ -107,19 +110,18 @@ def best_of(repeat: int, fn, *args) -> float:
     return best
 
 
-def micro(mode: str, n: int, repeat: int) -> dict[str, float]:
-    """ns per operation, inside ("in") and outside ("out") a section."""
-    module = load(None, "bench_fastpath_micro", mode != "plain", MICRO_SOURCE)
-    args = (n, module.SHARED_OBJ, module.SHARED_LIST, module.SHARED_DICT)
+def micro(n: int, repeat: int) -> dict[str, float]:
+    """ns per operation: plain code, and barriers inside ("in") and outside ("out") a section."""
+    plain = load(None, "bench_fastpath_micro_plain", False, MICRO_SOURCE)
+    module = load(None, "bench_fastpath_micro", True, MICRO_SOURCE)
     results: dict[str, float] = {}
-    for where in ("in", "out"):
-        if mode == "plain" and where == "out":
-            continue
+    for where, mod in (("plain", plain), ("in", module), ("out", module)):
+        args = (n, mod.SHARED_OBJ, mod.SHARED_LIST, mod.SHARED_DICT)
 
         def run(name: str) -> float:
-            fn = getattr(module, name)
+            fn = getattr(mod, name)
             # The entry wrapper starts a section; the wrapped function runs outside any.
-            if where == "out" and mode != "plain":
+            if where == "out":
                 fn = fn.__wrapped__
             return best_of(repeat, fn, *args)
 
@@ -129,14 +131,19 @@ def micro(mode: str, n: int, repeat: int) -> dict[str, float]:
     return results
 
 
-def in_threads(count: int, calls: int, fn, *args) -> float:
-    """Seconds for ``count`` threads each making ``calls`` calls."""
+def in_threads(count: int, calls: int, fn, *args) -> tuple[float, float]:
+    """Wall-clock seconds for ``count`` threads each making ``calls`` calls, and
+    the CPU seconds per call (``time.thread_time``, which the machine's other
+    load does not inflate)."""
     barrier = threading.Barrier(count + 1)
+    cpu: list[float] = []
 
     def body() -> None:
         barrier.wait()
+        start = time.thread_time()
         for _ in range(calls):
             fn(*args)
+        cpu.append(time.thread_time() - start)
 
     threads = [threading.Thread(target=body) for _ in range(count)]
     for thread in threads:
@@ -145,38 +152,56 @@ def in_threads(count: int, calls: int, fn, *args) -> float:
     start = time.perf_counter()
     for thread in threads:
         thread.join()
-    return time.perf_counter() - start
+    return time.perf_counter() - start, sum(cpu) / (count * calls)
 
 
-def workloads(mode: str, calls: int, repeat: int) -> dict[str, float]:
-    """Seconds per call at 1 thread and 2-thread speed-up for primes and A-star."""
-    instrumented = mode != "plain"
-    primes = load(ROOT / "apps" / "primes.py", "bench_fastpath_primes", instrumented)
-    game = load(ROOT / "apps" / "astar_game.py", "bench_fastpath_astar", instrumented)
-    # The grid is built outside any section: shared, as in the game.
-    grid = [[0] * 100 for _ in range(100)]
-    for y in range(5, 95, 10):                          # walls with gaps: a long detour
-        for x in range(100):
-            if (x // 10) % 2 != (y // 10) % 2 and x % 10 != 5:
-                grid[y][x] = 1
+def workloads(quick: bool, repeat: int) -> dict[str, float]:
+    """Primes and A-star, plain and instrumented, 1 and 2 threads.
+
+    Plain and instrumented runs alternate, and each figure is the best of
+    ``repeat``, so that a change in the machine's load affects both alike.
+    """
     results: dict[str, float] = {}
-    for name, fn, args in (("primes", primes.primes_up_to, (10000,)),
-                           ("astar", game.shortest_path, (grid, (0, 0), (99, 99)))):
-        assert fn(*args), name
-        one = min(in_threads(1, calls, fn, *args) for _ in range(repeat))
-        two = min(in_threads(2, calls, fn, *args) for _ in range(repeat))
-        results[f"{name} s/call"] = one / calls
-        results[f"{name} 2t speedup"] = 2 * one / two
-    return results
+    grid = None
+    for kind in ("plain", "stm"):
+        primes = load(ROOT / "apps" / "primes.py", f"bench_fastpath_primes_{kind}", kind == "stm")
+        game = load(ROOT / "apps" / "astar_game.py", f"bench_fastpath_astar_{kind}",
+                    kind == "stm")
+        if grid is None:
+            # The game's own random map, built outside any section: shared, as in the game.
+            grid = game.random_grid(100, 100, 0.25, 2014)
+            grid[0][0] = grid[99][99] = 0
+        for name, fn, args, calls in (
+                ("primes", primes.primes_up_to, (10000,), 1 if quick else 2),
+                ("astar", game.shortest_path, (grid, (0, 0), (99, 99)), 40 if quick else 200)):
+            assert fn(*args), name
+            results[f"{name} {kind}"] = (fn, args, calls)
+    out: dict[str, float] = {}
+    for name in ("primes", "astar"):
+        best: dict[tuple[str, int], tuple[float, float]] = {}
+        for _ in range(repeat):
+            for threads in (1, 2):
+                for kind in ("plain", "stm"):
+                    fn, args, calls = results[f"{name} {kind}"]
+                    wall, cpu = in_threads(threads, calls, fn, *args)
+                    key = (kind, threads)
+                    old = best.get(key, (float("inf"), float("inf")))
+                    best[key] = (min(old[0], wall / calls), min(old[1], cpu))
+        for kind in ("plain", "stm"):
+            out[f"{name} {kind} s/call"] = best[(kind, 1)][0]
+            out[f"{name} {kind} cpu/call"] = best[(kind, 1)][1]
+            out[f"{name} {kind} cpu/call 2t"] = best[(kind, 2)][1]
+            out[f"{name} {kind} 2t speedup"] = 2 * best[(kind, 1)][0] / best[(kind, 2)][0]
+    return out
 
 
 def child(mode: str, quick: bool) -> dict[str, float]:
     n = 20_000 if quick else 200_000
     repeat = 3 if quick else 5
-    results = micro(mode, n, repeat)
-    results.update(workloads(mode, 2 if quick else 6, 2 if quick else 3))
+    results = micro(n, repeat)
+    results.update(workloads(quick, 2 if quick else 3))
     from tornado_stm.stm import fastpath
-    results["backend"] = fastpath.BACKEND if mode != "plain" else "plain"
+    results["backend"] = fastpath.BACKEND
     results["gil"] = getattr(sys, "_is_gil_enabled", lambda: True)()
     return results
 
@@ -192,23 +217,27 @@ def run_mode(mode: str, quick: bool) -> dict:
 
 
 def report(results: dict[str, dict]) -> str:
-    plain, pure, c = (results[m] for m in MODES)
+    pure, c = (results[m] for m in MODES)
     lines = [f"interpreter: {sys.version.split()[0]} "
-             f"{'(GIL disabled)' if not plain['gil'] else '(GIL)'}; backends: {pure['backend']}, "
+             f"{'(GIL disabled)' if not c['gil'] else '(GIL)'}; backends: {pure['backend']}, "
              f"{c['backend']}", "",
-             "| barrier (ns/op) | plain | pure Python in / out | C in / out |",
+             "| barrier (ns/op, loop subtracted) | plain | pure Python in / out | C in / out |",
              "|---|---:|---:|---:|"]
     for op in MICRO_OPS:
-        lines.append(f"| {op.lower()} | {plain[op + ' in']:.0f} | {pure[op + ' in']:.0f} / "
+        lines.append(f"| {op.lower()} | {c[op + ' plain']:.0f} | {pure[op + ' in']:.0f} / "
                      f"{pure[op + ' out']:.0f} | {c[op + ' in']:.0f} / {c[op + ' out']:.0f} |")
-    lines += ["", "| workload | plain ms/call | pure ms (x plain) | C ms (x plain) "
-              "| 2-thread speed-up plain / pure / C |", "|---|---:|---:|---:|---:|"]
+    lines += ["", "| workload | backend | plain ms/call | STM ms/call | STM overhead wall / CPU "
+              "| 2-thread speed-up plain / STM | CPU ms/call 1 / 2 threads: plain; STM |",
+              "|---|---|---:|---:|---:|---:|---:|"]
     for name in ("primes", "astar"):
-        p, q, r = (m[f"{name} s/call"] for m in (plain, pure, c))
-        lines.append(f"| {name} | {p * 1e3:.1f} | {q * 1e3:.1f} ({q / p:.2f}x) | "
-                     f"{r * 1e3:.1f} ({r / p:.2f}x) | "
-                     + " / ".join(f"{m[f'{name} 2t speedup']:.2f}" for m in (plain, pure, c))
-                     + " |")
+        for label, m in (("pure Python", pure), ("C", c)):
+            p, s = m[f"{name} plain s/call"], m[f"{name} stm s/call"]
+            pc, sc = m[f"{name} plain cpu/call"], m[f"{name} stm cpu/call"]
+            lines.append(
+                f"| {name} | {label} | {p * 1e3:.1f} | {s * 1e3:.1f} | {s / p:.2f}x / {sc / pc:.2f}x "
+                f"| {m[f'{name} plain 2t speedup']:.2f} / {m[f'{name} stm 2t speedup']:.2f} "
+                f"| {pc * 1e3:.1f} / {m[f'{name} plain cpu/call 2t'] * 1e3:.1f}; "
+                f"{sc * 1e3:.1f} / {m[f'{name} stm cpu/call 2t'] * 1e3:.1f} |")
     return "\n".join(lines)
 
 
