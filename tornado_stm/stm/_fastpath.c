@@ -303,6 +303,19 @@ is_immutable_type(PyObject *obj)
     return 0;
 }
 
+/* ``isinstance(obj, (list, dict, set))``, without the ``__class__`` lookups of
+ * the general case for exact containers and immutable builtins (whose
+ * instances cannot claim another class). */
+static inline int
+is_container(PyObject *obj)
+{
+    if (PyList_CheckExact(obj) || PyDict_CheckExact(obj) || PySet_CheckExact(obj))
+        return 1;
+    if (is_immutable_type(obj))
+        return 0;
+    return PyObject_IsInstance(obj, S.container_types);
+}
+
 /* -- stripes --------------------------------------------------------------- */
 
 /* versions.stripe_of_object(id(obj)) */
@@ -991,7 +1004,7 @@ static int
 has_shared_container(PyObject *tx, PyObject *const *args, Py_ssize_t n)
 {
     for (Py_ssize_t i = 0; i < n; i++) {
-        int container = PyObject_IsInstance(args[i], S.container_types);
+        int container = is_container(args[i]);
         if (container < 0)
             return -1;
         if (container) {
@@ -1057,7 +1070,7 @@ optimistic_call(PyObject *tx, PyObject *f, PyObject *const *args, Py_ssize_t n,
     if (PyCFunction_CheckExact(f)) {
         PyObject *owner = PyCFunction_GET_SELF(f);
         if (owner != NULL && !PyModule_CheckExact(owner)) {
-            int container = PyObject_IsInstance(owner, S.container_types);
+            int container = is_container(owner);
             if (container <= 0)
                 return container < 0 ? NULL : FALLBACK;
             int private = is_private(tx, owner);
