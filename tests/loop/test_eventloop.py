@@ -102,6 +102,35 @@ def test_current_task_stays_right_across_sections(loop: TransactionalEventLoop) 
         assert any(a is not b and a[0] < b[1] and b[0] < a[1] for a in spans for b in spans)
 
 
+def test_without_the_current_task_swap_task_steps_collide(loop: TransactionalEventLoop) -> None:
+    """The control for the test above: give W up *without* the context
+    switch the loop registers, and the next task step cannot even start."""
+    errors: list = []
+    loop.set_exception_handler(lambda _loop, context: errors.append(context.get("exception")))
+    b_ran = threading.Event()
+
+    async def a() -> None:
+        loop._recruit_driver()   # what the loop's switch hook does on suspend...
+        WORLD_LOCK.release()     # ...but the current task is left in place
+        try:
+            b_ran.wait(OBSERVE_SECONDS)
+        finally:
+            WORLD_LOCK.acquire()
+
+    async def b() -> None:
+        b_ran.set()
+
+    task_a = loop.create_task(a())
+    task_b = loop.create_task(b())
+    loop.run_until_complete(task_a)
+    assert not b_ran.is_set()
+    assert any(isinstance(error, RuntimeError) and "Cannot enter into task" in str(error)
+               for error in errors), errors
+    # b's only step failed before it began: the task can never finish.
+    task_b.get_coro().close()
+    task_b._log_destroy_pending = False
+
+
 def test_each_handle_runs_in_its_own_context(loop: TransactionalEventLoop) -> None:
     var: contextvars.ContextVar[str] = contextvars.ContextVar("var", default="unset")
     seen = []
