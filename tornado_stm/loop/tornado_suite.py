@@ -13,10 +13,12 @@ create gets a transactional loop through :func:`tornado_stm.loop.install`.
 Tornado's code never gives the world lock up by itself, so on the plain
 transactional loop every handle runs on the thread that called
 ``run_forever``. ``--hand-off`` makes the suite exercise what application
-sections do: every task step and every other handle gives W up as it
-starts and takes it back (``WORLD_LOCK.suspend()``/``resume()``), so other
-threads run the loop's handles in between, the current task is swapped
-out and back, and handles land on whichever thread holds W.
+sections do: every task step -- where Tornado calls a handler's code --
+gives W up as it starts and takes it back
+(``WORLD_LOCK.suspend()``/``resume()``), so other threads run the loop's
+handles in between, the current task is swapped out and back, and every
+kind of handle lands on whichever thread holds W. (Plain callbacks and I/O
+callbacks are Tornado's own code, which never gives W up.)
 """
 
 from __future__ import annotations
@@ -76,22 +78,6 @@ def _install_hand_off(threads: Optional[int], pipelining: bool) -> None:
             super().__init__(threads=threads, pipelining=pipelining)
             self.set_task_factory(_handing_off_task_factory)
 
-        def _run_handle(self, handle: Any, key: Any, is_loop_thread: bool) -> None:
-            # Hand off inside the handle, where a section would: the handle
-            # has started, so a cancel() meanwhile does not stop it.
-            callback = handle._callback
-
-            def handing_off(*args: Any) -> Any:
-                _give_world_lock_up_and_back()
-                return callback(*args)
-
-            handle._callback = handing_off
-            try:
-                super()._run_handle(handle, key, is_loop_thread)
-            finally:
-                if handle._callback is handing_off:
-                    handle._callback = callback
-
     class HandingOffPolicy(TransactionalEventLoopPolicy):
         def new_event_loop(self) -> TransactionalEventLoop:
             return HandingOffEventLoop()
@@ -107,8 +93,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     mode.add_argument("--stock", action="store_true",
                       help="use asyncio's own event loop instead (the reference)")
     mode.add_argument("--hand-off", action="store_true",
-                      help="give the world lock up at every task step and handle, "
-                      "so that handles run on several threads")
+                      help="give the world lock up at every task step, so that "
+                      "handles run on several threads")
     parser.add_argument("--threads", type=int, default=None,
                         help="threads per transactional loop (default: one per core)")
     parser.add_argument("--no-pipelining", dest="pipelining", action="store_false")
