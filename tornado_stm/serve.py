@@ -158,7 +158,9 @@ def _require_pypystm() -> None:
 
 
 def _default_patterns(module_name: str) -> list[str]:
-    return [module_name.split(".")[0]]
+    """The app's top-level package and every module below it."""
+    package = module_name.split(".")[0]
+    return [package, package + ".*"]
 
 
 def _prepare_instrumentation(backend: str, patterns: list[str]) -> str:
