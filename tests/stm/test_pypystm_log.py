@@ -65,3 +65,39 @@ def test_trailing_plus_is_accepted_and_logs_to_the_named_file(tmp_path: Path) ->
     log_path = tmp_path / "plus.log"
     _run_logged(tmp_path, f"{log_path}+")
     assert log_path.read_bytes().startswith(b"STMGC-C8-PROF01\n")
+
+
+WAITING_SCRIPT = textwrap.dedent('''
+    import time
+    import transaction
+
+    def work(i):
+        print("task", i)
+        time.sleep(0.01)
+
+    for i in range(40):
+        transaction.add(work, i)
+    transaction.run()
+''')
+
+
+def test_waits_for_the_world_lock_are_charged_to_the_inevitable_line(tmp_path: Path) -> None:
+    """Sections that turn inevitable at `print` queue for W behind each other:
+    `stmlog report` must name that line as the cost, with the paused time."""
+    import json
+
+    script = tmp_path / "waiting.py"
+    script.write_text(WAITING_SCRIPT)
+    log_path = tmp_path / "waiting.log"
+    subprocess.run([sys.executable, "-m", "tornado_stm", "exec", "--threads", "4", str(script)],
+                   check=True, capture_output=True, timeout=240,
+                   env={**os.environ, "PYPYSTM": str(log_path)})
+    report = json.loads(subprocess.run(
+        [sys.executable, "-m", "stmlog_tools", "report", str(log_path), "--json"],
+        check=True, capture_output=True, text=True).stdout)
+    print_line = WAITING_SCRIPT.splitlines().index('    print("task", i)') + 1
+    marker = f'File "{script}", line {print_line}, in work'
+    charged = [c for c in report["conflicts"]
+               if c["event"] == "STM_BECOME_INEVITABLE" and marker in c["markers"]]
+    assert charged, report["conflicts"]
+    assert charged[0]["paused_time"] > 0

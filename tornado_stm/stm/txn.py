@@ -428,14 +428,17 @@ class Transaction:
             return
         if self.doomed is not None:
             raise self.doomed
+        # Logged before the wait for W, as PyPy-STM did: its analyser charges
+        # the following WAIT_OTHER_INEVITABLE..WAIT_DONE to this marker, so
+        # the report names the line whose inevitability cost the wait.
+        stmlog.record(stmlog.STM_BECOME_INEVITABLE, self.stats.thread_num,
+                      marker or (stmlog.user_marker() if stmlog.enabled() else b""))
         self.take_w()
         self.check()
         self.publish()
         self.inevitable = True
         self.reads = set()
         self.stats.inevitable[cause] += 1
-        stmlog.record(stmlog.STM_BECOME_INEVITABLE, self.stats.thread_num,
-                      marker or (stmlog.user_marker() if stmlog.enabled() else b""))
 
     def adopt(self, obj: Any) -> None:
         """Make a just-created object private, applying its logged attribute writes.
