@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -145,12 +146,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             progress.close()
         print(f"stmlog: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except BrokenPipeError:   # `stmlog dump ... | head`: the reader has had enough
+        # Point stdout at /dev/null so the interpreter's final flush is quiet.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except OSError as exc:   # writing the output: a full disk, a missing directory...
         print(f"stmlog: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except BrokenPipeError:   # `stmlog dump ... | head`
-        sys.stderr.close()
-        return 0
     except RuntimeError as exc:   # --engine c without the accelerator built
         print(f"stmlog: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -241,3 +241,18 @@ def test_c7_report_text_timeline_and_any_engine(tmp_path: Path) -> None:
     out = tmp_path / "c7.svg"
     assert run_stmlog("timeline", str(log), "-o", str(out)).returncode == 0
     assert out.read_text().count('class="lane"') == 2
+
+
+def test_dump_into_a_closed_pipe_is_quiet(tmp_path: Path) -> None:
+    """`stmlog dump big.log | head -1`: no error line, exit status 0."""
+    import subprocess
+    import sys
+
+    records = [((1000 + i, 0), 1, "STM_TRANSACTION_START", b"") for i in range(100_000)]
+    log = write_c8(tmp_path / "big.log", records)
+    dump = subprocess.Popen([sys.executable, "-m", "stmlog_tools", "dump", str(log)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert dump.stdout.readline()
+    dump.stdout.close()
+    assert dump.wait(timeout=120) == 0
+    assert dump.stderr.read() == b""
