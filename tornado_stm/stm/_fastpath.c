@@ -303,6 +303,24 @@ is_immutable_type(PyObject *obj)
     return 0;
 }
 
+/* The prologue of the read barriers: MODE_PLAIN when the plain operation is
+ * the answer (tx None or inevitable, obj private to the section, or, when
+ * ``immutable_too``, obj of an immutable builtin type), MODE_OPTIMISTIC,
+ * MODE_PYTHON (tx is not a Transaction) or MODE_ERROR. */
+static int
+read_mode(PyObject *tx, PyObject *obj, int immutable_too)
+{
+    int mode = tx_mode(tx);
+    if (mode != MODE_OPTIMISTIC)
+        return mode;
+    int plain = immutable_too ? is_immutable_type(obj) : 0;
+    if (plain == 0)
+        plain = is_private(tx, obj);
+    if (plain < 0)
+        return MODE_ERROR;
+    return plain ? MODE_PLAIN : MODE_OPTIMISTIC;
+}
+
 /* ``isinstance(obj, (list, dict, set))``, without the ``__class__`` lookups of
  * the general case for exact containers and immutable builtins (whose
  * instances cannot claim another class). */
@@ -669,17 +687,11 @@ fp_get_attr(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return to_python(B_GET_ATTR, args, nargs, NULL);
     PyObject *tx = args[0], *obj = args[1], *name = args[2];
     PyObject *const *deflt = nargs == 4 ? &args[3] : NULL;
-    int mode = tx_mode(tx);
+    int mode = read_mode(tx, obj, 0);
     if (mode == MODE_ERROR)
         return NULL;
     if (mode == MODE_PYTHON)
         return to_python(B_GET_ATTR, args, nargs, NULL);
-    if (mode == MODE_OPTIMISTIC) {
-        int private = is_private(tx, obj);
-        if (private < 0)
-            return NULL;
-        mode = private ? MODE_PLAIN : MODE_OPTIMISTIC;
-    }
     if (mode == MODE_PLAIN)
         return plain_getattr(obj, name, deflt);
 
@@ -725,13 +737,16 @@ fp_get_attr(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return value;
 }
 
-/* set_attr / del_attr: only objects private to the section are done here. */
+/* set_attr, del_attr, set_item and del_item: an object private to the section
+ * is written in place, as plain Python would; anything else is Python's. */
 static PyObject *
-attr_write(int barrier, PyObject *const *args, Py_ssize_t nargs, Py_ssize_t expected)
+private_write(int barrier, PyObject *const *args, Py_ssize_t nargs)
 {
     if (!S.configured)
         return NOT_CONFIGURED();
-    if (nargs != expected || !PyUnicode_Check(args[2]) || args[0] == Py_None
+    int attr = barrier == B_SET_ATTR || barrier == B_DEL_ATTR;
+    int set = barrier == B_SET_ATTR || barrier == B_SET_ITEM;
+    if (nargs != (set ? 4 : 3) || (attr && !PyUnicode_Check(args[2])) || args[0] == Py_None
             || Py_TYPE(args[0]) != S.tx_type)
         return to_python(barrier, args, nargs, NULL);
     int private = is_private(args[0], args[1]);
@@ -739,7 +754,11 @@ attr_write(int barrier, PyObject *const *args, Py_ssize_t nargs, Py_ssize_t expe
         return NULL;
     if (!private)
         return to_python(barrier, args, nargs, NULL);
-    if (PyObject_SetAttr(args[1], args[2], expected == 4 ? args[3] : NULL) < 0)
+    PyObject *value = set ? args[3] : NULL;
+    int status = attr ? PyObject_SetAttr(args[1], args[2], value)
+                      : set ? PyObject_SetItem(args[1], args[2], value)
+                            : PyObject_DelItem(args[1], args[2]);
+    if (status < 0)
         return NULL;
     Py_RETURN_NONE;
 }
@@ -747,13 +766,13 @@ attr_write(int barrier, PyObject *const *args, Py_ssize_t nargs, Py_ssize_t expe
 static PyObject *
 fp_set_attr(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    return attr_write(B_SET_ATTR, args, nargs, 4);
+    return private_write(B_SET_ATTR, args, nargs);
 }
 
 static PyObject *
 fp_del_attr(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    return attr_write(B_DEL_ATTR, args, nargs, 3);
+    return private_write(B_DEL_ATTR, args, nargs);
 }
 
 /* -- subscripts ------------------------------------------------------------------ */
@@ -766,20 +785,11 @@ fp_get_item(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (nargs != 3)
         return to_python(B_GET_ITEM, args, nargs, NULL);
     PyObject *tx = args[0], *obj = args[1], *key = args[2];
-    int mode = tx_mode(tx);
+    int mode = read_mode(tx, obj, 1);
     if (mode == MODE_ERROR)
         return NULL;
     if (mode == MODE_PYTHON)
         return to_python(B_GET_ITEM, args, nargs, NULL);
-    if (mode == MODE_OPTIMISTIC) {
-        int plain = is_immutable_type(obj);
-        if (plain == 0)
-            plain = is_private(tx, obj);
-        if (plain < 0)
-            return NULL;
-        if (plain)
-            mode = MODE_PLAIN;
-    }
     if (mode == MODE_PLAIN)
         return PyObject_GetItem(obj, key);
     PyObject *value = FALLBACK;
@@ -792,36 +802,16 @@ fp_get_item(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return value;
 }
 
-/* set_item / del_item: only containers private to the section are done here. */
-static PyObject *
-item_write(int barrier, PyObject *const *args, Py_ssize_t nargs, Py_ssize_t expected)
-{
-    if (!S.configured)
-        return NOT_CONFIGURED();
-    if (nargs != expected || args[0] == Py_None || Py_TYPE(args[0]) != S.tx_type)
-        return to_python(barrier, args, nargs, NULL);
-    int private = is_private(args[0], args[1]);
-    if (private < 0)
-        return NULL;
-    if (!private)
-        return to_python(barrier, args, nargs, NULL);
-    int status = expected == 4 ? PyObject_SetItem(args[1], args[2], args[3])
-                               : PyObject_DelItem(args[1], args[2]);
-    if (status < 0)
-        return NULL;
-    Py_RETURN_NONE;
-}
-
 static PyObject *
 fp_set_item(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    return item_write(B_SET_ITEM, args, nargs, 4);
+    return private_write(B_SET_ITEM, args, nargs);
 }
 
 static PyObject *
 fp_del_item(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    return item_write(B_DEL_ITEM, args, nargs, 3);
+    return private_write(B_DEL_ITEM, args, nargs);
 }
 
 /* -- globals ------------------------------------------------------------------------ */
@@ -888,17 +878,12 @@ fp_iterate(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (nargs != 2)
         return to_python(B_ITERATE, args, nargs, NULL);
     PyObject *tx = args[0], *obj = args[1];
-    int mode = tx_mode(tx);
+    int mode = read_mode(tx, obj, 0);
     if (mode == MODE_ERROR)
         return NULL;
     if (mode == MODE_PYTHON)
         return to_python(B_ITERATE, args, nargs, NULL);
     if (mode == MODE_PLAIN)
-        return Py_NewRef(obj);
-    int private = is_private(tx, obj);
-    if (private < 0)
-        return NULL;
-    if (private)
         return Py_NewRef(obj);
     if (PyList_CheckExact(obj) || PyDict_CheckExact(obj) || PySet_CheckExact(obj)) {
         PyObject *value = whole_read(tx, obj, op_tuple, NULL);
@@ -930,20 +915,11 @@ fp_contains(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (nargs != 3)
         return to_python(B_CONTAINS, args, nargs, NULL);
     PyObject *tx = args[0], *item = args[1], *container = args[2];
-    int mode = tx_mode(tx);
+    int mode = read_mode(tx, container, 1);
     if (mode == MODE_ERROR)
         return NULL;
     if (mode == MODE_PYTHON)
         return to_python(B_CONTAINS, args, nargs, NULL);
-    if (mode == MODE_OPTIMISTIC) {
-        int plain = is_immutable_type(container);
-        if (plain == 0)
-            plain = is_private(tx, container);
-        if (plain < 0)
-            return NULL;
-        if (plain)
-            mode = MODE_PLAIN;
-    }
     if (mode == MODE_PLAIN)
         return op_contains(container, item);
     PyObject *value = FALLBACK;
