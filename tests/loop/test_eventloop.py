@@ -110,7 +110,7 @@ def test_without_the_current_task_swap_task_steps_collide(loop: TransactionalEve
     b_ran = threading.Event()
 
     async def a() -> None:
-        loop._recruit_driver()   # what the loop's switch hook does on suspend...
+        loop._section_leaving()  # what the loop's switch hook does on suspend...
         WORLD_LOCK.release()     # ...but the current task is left in place
         try:
             b_ran.wait(OBSERVE_SECONDS)

@@ -5,10 +5,10 @@ interpreter, once on stock asyncio (the reference) and once on the
 transactional loop; no test may fail on ours that passes on stock.
 ``make test-tornado`` runs the whole suite the same way.
 
-``--hand-off`` runs make every task step and handle give the world lock
-up and take it back, as an application section would, so that Tornado's
-callbacks run on several threads and the current task is swapped out
-and back all the time.
+``--hand-off`` runs make every task step give the world lock up and take
+it back as it starts, as an application section would, so that Tornado's
+callbacks run on several threads and the current task is swapped out and
+back all the time.
 """
 
 from __future__ import annotations

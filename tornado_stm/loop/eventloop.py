@@ -20,7 +20,7 @@ commit (``WORLD_LOCK.resume()``). The loop exploits exactly that gap:
   section ever giving W up it is the only one, and the loop behaves
   exactly like asyncio's own (and costs about the same).
 * When a handle's section gives W up, the switch hook registered in
-  :mod:`tornado_stm.loop.switching` calls :meth:`_recruit_driver`: an idle
+  :mod:`tornado_stm.loop.switching` calls :meth:`_section_leaving`: an idle
   worker thread (started on demand, at most ``threads - 1`` of them) takes
   W and goes on running the batch -- and polling, so that one slow
   handler does not hold up every ready socket (*pipelining*). The
@@ -69,6 +69,7 @@ import os
 import selectors
 import sys
 import threading
+import time
 from asyncio import base_events, events
 from asyncio.log import logger as asyncio_logger
 from typing import Any, Hashable, Optional
@@ -77,6 +78,11 @@ from tornado_stm.loop import switching
 from tornado_stm.stm.worldlock import WORLD_LOCK
 
 logger = logging.getLogger(__name__)
+
+#: A driver that has held the world lock this long while sections of its
+#: loop are out lets go of it for FAIR_PAUSE_SECONDS, so they can commit.
+FAIR_SLICE_SECONDS = 0.005
+FAIR_PAUSE_SECONDS = 0.0001
 
 
 def default_thread_count() -> int:
@@ -108,6 +114,8 @@ class TransactionalEventLoop(asyncio.SelectorEventLoop):
         # again before a handle finishes would find them again, and spin.
         self._poll_after_a_handle = False
         self._unfinished = 0                # handles started and not finished
+        self._sections_out = 0              # sections of this loop without W right now
+        self._holding_since = 0.0           # when the thread holding W took it
         self._driving = False               # run_forever is running
         self._poller_waiting = False        # a driver is blocked in select() without W
         self._poll_deadline = math.inf      # when that select() returns on its own
@@ -149,6 +157,7 @@ class TransactionalEventLoop(asyncio.SelectorEventLoop):
         # asyncio's run_forever calls this in a loop until _stopping; here
         # one call drives the loop until stop() and the end of the batch.
         self._driving = True
+        self._holding_since = time.monotonic()
         try:
             self._drive(self._loop_thread_seat, is_loop_thread=True)
         except BaseException:
@@ -169,6 +178,8 @@ class TransactionalEventLoop(asyncio.SelectorEventLoop):
                     raise error
             elif self._closing_workers:
                 return
+            if self._sections_out and time.monotonic() - self._holding_since > FAIR_SLICE_SECONDS:
+                self._let_sections_commit()
             if self._driving and batch:
                 handle, key = batch[0]
                 if handle._cancelled:
@@ -269,6 +280,7 @@ class TransactionalEventLoop(asyncio.SelectorEventLoop):
             finally:
                 WORLD_LOCK.acquire()
                 self._poller_waiting = False
+                self._holding_since = time.monotonic()
         # The batch, in asyncio's order: what was ready before the poll,
         # then I/O callbacks, then due timers.
         self._take_ready_into_batch()
@@ -376,6 +388,7 @@ class TransactionalEventLoop(asyncio.SelectorEventLoop):
         if self._closing_workers and seat is not self._loop_thread_seat:
             return False
         WORLD_LOCK.acquire()  # after leaving the mutex: the lock order is W, then mutex
+        self._holding_since = time.monotonic()
         if interrupted is not None:
             raise interrupted
         return True
@@ -386,10 +399,31 @@ class TransactionalEventLoop(asyncio.SelectorEventLoop):
                 self._idle.remove(seat)
                 seat.notify()
 
-    def _recruit_driver(self) -> None:
-        """Called under W when a thread's section is about to give W up.
+    def _section_leaving(self) -> None:
+        """Called under W when a thread's section is about to give W up."""
+        self._sections_out += 1
+        self._recruit_driver()
 
-        If the loop has work that no one else will do meanwhile, wake an
+    def _section_back(self) -> None:
+        """Called when a section has taken W back (to commit, or to go on inevitably)."""
+        self._sections_out -= 1
+        self._holding_since = time.monotonic()
+
+    def _let_sections_commit(self) -> None:
+        """Give W up for a moment: a section waiting to take it back gets it.
+
+        The world lock is not fair: a driver with a steady stream of
+        callbacks could keep it, and a section that finished its work
+        would wait for ever to commit. So a driver that has held W for a
+        time slice while sections are out lets go briefly.
+        """
+        WORLD_LOCK.release()
+        time.sleep(FAIR_PAUSE_SECONDS)
+        WORLD_LOCK.acquire()
+        self._holding_since = time.monotonic()
+
+    def _recruit_driver(self) -> None:
+        """If the loop has work that no one else will do meanwhile, wake an
         idle worker, or start one if fewer than ``threads - 1`` exist.
         """
         if not self._driving or self._stopping and not self._batch:
@@ -416,6 +450,7 @@ class TransactionalEventLoop(asyncio.SelectorEventLoop):
                                finalizer=self._asyncgen_finalizer_hook)
         seat = threading.Condition(self._idle_mutex)
         WORLD_LOCK.acquire()
+        self._holding_since = time.monotonic()
         try:
             self._drive(seat, is_loop_thread=False)
         except BaseException:  # a bug in the loop itself: say so, loudly

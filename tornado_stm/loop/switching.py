@@ -17,8 +17,9 @@ than per thread, and would otherwise leak from one thread to the other:
   swap is then a harmless no-op round trip.)
 * the loop's *driver seat*: the thread that gives W up was the one
   running the loop's ready handles. The loop is told, so that an idle
-  worker can take the seat and keep the loop going (see
-  :meth:`TransactionalEventLoop._recruit_driver`).
+  worker can take the seat and keep the loop going, and told again when
+  the section is back, so that it knows when sections may be waiting to
+  commit (see :meth:`TransactionalEventLoop._section_leaving`).
 
 The running loop (``asyncio.events._set_running_loop``), asyncgen hooks
 and the current ``contextvars`` context are per thread already, so they
@@ -69,17 +70,18 @@ def _restore_current_task(saved: tuple) -> None:
         _swap_current_task(loop, task)
 
 
-def _hand_over_driver_seat() -> None:
+def _hand_over_driver_seat() -> object:
     loop = events._get_running_loop()
-    recruit = getattr(loop, "_recruit_driver", None)
-    if recruit is not None:
-        recruit()
+    leaving = getattr(loop, "_section_leaving", None)
+    if leaving is None:
+        return None
+    leaving()
+    return loop
 
 
-def _take_seat_back(_saved: None) -> None:
-    # Nothing to do: the thread goes back to driving the loop when its
-    # handle returns, and the loop's bookkeeping already counts it.
-    return None
+def _take_seat_back(loop: object) -> None:
+    if loop is not None:
+        loop._section_back()
 
 
 def register() -> None:
