@@ -287,7 +287,7 @@ def call_with_private(f: Any, make: Callable[[], Any], *args: Any, shared: bool 
     """``f(obj, *args)`` with obj new, private to the section unless ``shared``."""
     def build(tx: Transaction | None) -> tuple:
         obj = make() if shared else private(tx, make())
-        return "call", (tx, f, obj, *args), {}, lambda: repr(obj)
+        return "call", (tx, f, obj, *args), {}, lambda: repr(describe(obj))
     return build
 
 
@@ -388,6 +388,9 @@ CALLS = {
     "mutates private": call_with_private(heapq.heappush, lambda: [1, 5], 3),
     "mutates shared": case("call", heapq.heappush, LIST, 0),
     "mutates too few args": case("call", heapq.heappush),
+    "pure of a generator from outside": call_with_private(sum, lambda: (i for i in range(3)),
+                                                          shared=True),
+    "pure of a private generator": call_with_private(sum, lambda: (i for i in range(3))),
     "private list append": private_container_call("append", list, 4),
     "private list sort kwargs": private_container_call("sort", lambda: [1, 3, 2], reverse=True),
     "private dict get": private_container_call("get", lambda: {"a": 1}, "a"),

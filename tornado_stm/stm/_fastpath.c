@@ -975,15 +975,19 @@ cached_policy(PyObject *f)
     return rule;
 }
 
-/* 1 when an argument is a shared list, dict or set (Python reads those carefully). */
+/* 1 when an argument needs barriers._call_reading's care: a shared list, dict
+ * or set (read consistently), or a generator or coroutine that existed before
+ * the section (resuming it makes the section inevitable). */
 static int
 has_shared_container(PyObject *tx, PyObject *const *args, Py_ssize_t n)
 {
     for (Py_ssize_t i = 0; i < n; i++) {
-        int container = is_container(args[i]);
-        if (container < 0)
+        int special = is_container(args[i]);
+        if (special == 0 && !is_immutable_type(args[i]))
+            special = PyObject_IsInstance(args[i], S.frame_types);
+        if (special < 0)
             return -1;
-        if (container) {
+        if (special) {
             int private = is_private(tx, args[i]);
             if (private <= 0)
                 return private < 0 ? -1 : 1;
