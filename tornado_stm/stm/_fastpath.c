@@ -35,6 +35,15 @@
  * Everything else (redo-log hits, writes to shared state, direct writes,
  * inevitability, the policy decisions not yet cached) is Python.
  *
+ * The C code mirrors these Python functions, which must be reviewed here
+ * when they change (tests/stm/test_fastpath.py compares both on a table of
+ * cases): barriers.get_attr, _module_attr, get_item, set_attr, del_attr,
+ * set_item, del_item, get_global, iterate, contains, new, call,
+ * _call_optimistic, _bound_container, _call_reading, _can_shadow, _fresh,
+ * _class_policy; Transaction.versioned, read_attr, whole_read,
+ * read_dict_item, dict_contains; attrkinds.read_kind (its cache);
+ * policy.lookup and normalize (the cache, for functions and classes).
+ *
  * Threads. On a free-threaded build the module declares Py_MOD_GIL_NOT_USED.
  * Shared containers (the version table, the caches, the instrumented-code
  * set) are only read through strong-reference APIs (PyList_GetItemRef,
