@@ -63,6 +63,9 @@ def thread_slot(fallback: Callable[[], Any]) -> Any:
 
 def install(namespace: dict) -> None:
     """Called once at the end of ``barriers``; ``namespace`` is that module's globals."""
+    if C:                               # barriers reloaded: the extension is configured once
+        namespace.update(C)
+        return
     PYTHON.update((name, namespace[name]) for name in HOT_BARRIERS)
     if _ext is None:
         return
