@@ -445,10 +445,11 @@ count_read(PyObject *tx)
     Py_DECREF(count);
     if (next == NULL)
         return -1;
-    if (PyMember_SetOne((char *)tx, S.m_read_count, next) < 0) {
-        Py_DECREF(next);
-        return -1;
-    }
+    /* ``self.read_count = next``: a plain store, for the reason given at slot() */
+    PyObject **address = (PyObject **)((char *)tx + S.m_read_count->offset);
+    PyObject *previous = *address;
+    *address = Py_NewRef(next);
+    Py_XDECREF(previous);
     PyObject *every;
     if (PyDict_GetItemRef(S.txn_dict, S.s_validate_every, &every) <= 0) {
         Py_DECREF(next);
