@@ -1,5 +1,7 @@
 """Shared counters of every kind, incremented by application functions."""
 
+from tests.stm import helpers
+
 hits = 0
 
 
@@ -21,6 +23,13 @@ def bump_attribute() -> None:
 
 def bump_dict_item() -> None:
     TABLE["hits"] += 1
+
+
+def bump_dict_item_across_a_pause() -> None:
+    """Read, let the test commit a conflicting bump, then write: must retry."""
+    seen = TABLE["hits"]
+    helpers.pause()
+    TABLE["hits"] = seen + 1
 
 
 def bump_list_item() -> None:
