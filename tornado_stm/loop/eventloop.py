@@ -377,6 +377,12 @@ class TransactionalEventLoop(asyncio.SelectorEventLoop):
         """
         interrupted: Optional[BaseException] = None
         with self._idle_mutex:
+            # close() sets the flag under this mutex without W: checking it
+            # here, not only under W, is what keeps a worker from parking
+            # after close() has woken the parked ones.
+            if self._closing_workers and seat is not self._loop_thread_seat:
+                WORLD_LOCK.release()
+                return False
             self._idle.append(seat)
             WORLD_LOCK.release()
             try:
