@@ -368,6 +368,22 @@ def test_close_ends_the_worker_threads() -> None:
     assert not [t for t in threading.enumerate() if t.name.startswith("tornado-stm-worker")]
 
 
+def test_close_right_after_sections_leaves_no_worker_behind() -> None:
+    """A worker recruited late may still hold W when run_forever returns;
+    close() must not let it park for ever (a race once seen in Tornado's
+    SelectorThreadLeakTest)."""
+    for _ in range(30):
+        loop = new_event_loop(threads=2)
+
+        async def section() -> None:
+            in_section(lambda: None)
+
+        loop.run_until_complete(section())
+        workers = list(loop._workers)
+        loop.close()
+        assert not [worker for worker in workers if worker.is_alive()]
+
+
 @pytest.fixture
 def restore_policy():
     policy = asyncio.get_event_loop_policy()
