@@ -13,7 +13,7 @@ import pytest
 
 from tests.stm.conftest import instrumented
 from tornado_stm import stm
-from tornado_stm.stm import fastpath, policy
+from tornado_stm.stm import policy
 
 
 def test_a_generator_made_inside_the_section_stays_optimistic() -> None:
@@ -25,10 +25,6 @@ def test_a_generator_made_inside_the_section_stays_optimistic() -> None:
     assert stm.stats()["inevitable"] == 0
 
 
-@pytest.mark.xfail(fastpath.BACKEND == "c", strict=False,
-                   reason="the C fast path calls a pure builtin on a shared generator "
-                          "(list(gen)) directly once the policy is cached; the Python "
-                          "barriers make the section inevitable first")
 def test_resuming_a_generator_made_outside_makes_the_section_inevitable() -> None:
     frames = instrumented("frames")
     frames.SHARED["steps"] = 0
