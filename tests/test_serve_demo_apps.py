@@ -10,23 +10,13 @@ names their lines.
 
 from __future__ import annotations
 
-import http.client
 import json
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
 from bench.serverproc import free_port, start_server
-
-
-def _get(port: int, path: str) -> tuple[int, bytes]:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-    try:
-        connection.request("GET", path)
-        response = connection.getresponse()
-        return response.status, response.read()
-    finally:
-        connection.close()
+from tests.apps.http_helpers import fetch
 
 
 def test_demo_handlers_run_as_sections_named_in_the_log(tmp_path) -> None:
@@ -37,14 +27,15 @@ def test_demo_handlers_run_as_sections_named_in_the_log(tmp_path) -> None:
                           port, str(tmp_path / "serve.out"))
     try:
         with ThreadPoolExecutor(4) as pool:
-            answers = list(pool.map(lambda _: _get(port, "/primes/500"), range(4)))
+            answers = list(pool.map(lambda _: fetch(f"{server.url}/primes/500", timeout=120),
+                                    range(4)))
         assert server.output_head().count("apps.*") == 1, server.output_head()
     finally:
         assert server.stop() == 0, server.output_tail()
     expected = [2, 3, 5, 7, 11]
-    for status, body in answers:
+    for status, _, body in answers:
         assert status == 200
-        assert json.loads(body)["primes"][:5] == expected
+        assert body["primes"][:5] == expected
 
     report = json.loads(subprocess.run(
         [sys.executable, "-m", "stmlog_tools", "report", str(log_path), "--json"],
