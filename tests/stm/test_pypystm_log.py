@@ -28,9 +28,10 @@ SCRIPT = textwrap.dedent('''
 ''')
 
 
-def _run_logged(tmp_path: Path, log_value: str) -> Path:
+def _run_logged(tmp_path: Path, log_value: str, source: str = SCRIPT) -> Path:
+    """Run ``source`` as a script under ``tornado-stm exec`` with PYPYSTM=log_value."""
     script = tmp_path / "logged.py"
-    script.write_text(SCRIPT)
+    script.write_text(source)
     result = subprocess.run(
         [sys.executable, "-m", "tornado_stm", "exec", "--threads", "4", str(script)],
         capture_output=True, text=True, timeout=240,
@@ -86,12 +87,8 @@ def test_waits_for_the_world_lock_are_charged_to_the_inevitable_line(tmp_path: P
     `stmlog report` must name that line as the cost, with the paused time."""
     import json
 
-    script = tmp_path / "waiting.py"
-    script.write_text(WAITING_SCRIPT)
     log_path = tmp_path / "waiting.log"
-    subprocess.run([sys.executable, "-m", "tornado_stm", "exec", "--threads", "4", str(script)],
-                   check=True, capture_output=True, timeout=240,
-                   env={**os.environ, "PYPYSTM": str(log_path)})
+    script = _run_logged(tmp_path, str(log_path), WAITING_SCRIPT)
     report = json.loads(subprocess.run(
         [sys.executable, "-m", "stmlog_tools", "report", str(log_path), "--json"],
         check=True, capture_output=True, text=True).stdout)
