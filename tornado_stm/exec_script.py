@@ -45,7 +45,7 @@ def local_module_patterns(directory: str) -> list[str]:
         if entry.endswith(".py") and os.path.isfile(path):
             patterns.append(entry[:-3])
         elif os.path.isfile(os.path.join(path, "__init__.py")):
-            patterns.extend([entry, f"{entry}.*"])
+            patterns.extend(instrument.package_patterns(entry))
     return patterns
 
 

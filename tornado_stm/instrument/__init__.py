@@ -1,8 +1,8 @@
 """Instrumentation of application code for the STM.
 
 ``install(patterns)`` must run before the application is imported; the
-``serve`` command calls ``tornado_stm.instrument.install(["myapp", "myapp.*"])``
-for the package of the application it serves. Modules whose names match
+``serve`` command calls ``install(package_patterns("myapp"))``, that is
+``["myapp", "myapp.*"]``, for the package of the application it serves. Modules whose names match
 a pattern (``fnmatch`` syntax) are then loaded from source with their
 function bodies rewritten (``rewriter``) so that heap accesses go through
 the barriers of ``tornado_stm.stm.barriers`` and each function becomes an
@@ -14,7 +14,7 @@ script this way).
 """
 
 from tornado_stm.instrument.hook import (InstrumentingFinder, compile_instrumented, install,
-                                         prepare_namespace, uninstall)
+                                         package_patterns, prepare_namespace, uninstall)
 
-__all__ = ["InstrumentingFinder", "compile_instrumented", "install", "prepare_namespace",
-           "uninstall"]
+__all__ = ["InstrumentingFinder", "compile_instrumented", "install", "package_patterns",
+           "prepare_namespace", "uninstall"]

@@ -86,6 +86,11 @@ class InstrumentingFinder(importlib.abc.MetaPathFinder):
 _installed: list[InstrumentingFinder] = []
 
 
+def package_patterns(package: str) -> list[str]:
+    """The patterns that select a package and every module below it."""
+    return [package, f"{package}.*"]
+
+
 def install(patterns: Sequence[str]) -> InstrumentingFinder:
     """Instrument, from now on, the modules whose names match ``patterns``.
 

@@ -104,13 +104,13 @@ class _Scope:
 class Rewriter(ast.NodeTransformer):
     """Rewrites one module; see the module docstring."""
 
-    def __init__(self, source: str, filename: str) -> None:
+    def __init__(self, source: str, filename: str, tree: ast.Module) -> None:
+        """``tree`` is ``ast.parse(source, filename)``, the tree this rewriter will visit."""
         self.filename = filename
-        self.tables = self._function_tables(symtable.symtable(source, filename, "exec"))
-        tree = ast.parse(source, filename)
+        top = symtable.symtable(source, filename, "exec")
+        self.tables = self._function_tables(top)
         self.mutable_globals = self._globals_declared(tree)
-        self.module_names = {symbol.get_name() for symbol in
-                             symtable.symtable(source, filename, "exec").get_symbols()
+        self.module_names = {symbol.get_name() for symbol in top.get_symbols()
                              if symbol.is_assigned() or symbol.is_imported()
                              or symbol.is_namespace()}
         self.scope: Optional[_Scope] = None
@@ -196,7 +196,7 @@ class Rewriter(ast.NodeTransformer):
 
     # -- functions ------------------------------------------------------------
 
-    def _enter(self, node: ast.AST, params: Iterable[str], tx_is_local: bool,
+    def _enter(self, params: Iterable[str], tx_is_local: bool,
                table: Optional[symtable.SymbolTable]) -> tuple[_Scope, set[str]]:
         if table is not None:
             bound = {s.get_name() for s in table.get_symbols()
@@ -221,9 +221,8 @@ class Rewriter(ast.NodeTransformer):
         node.args = self._visit_defaults(node.args)
         plain = isinstance(node, ast.FunctionDef) and not _is_generator(node)
         table = self.tables.get((node.name, node.lineno))
-        params = [a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)]
-        params += [a.arg for a in (node.args.vararg, node.args.kwarg) if a is not None]
-        scope, own_boxed = self._enter(node, params, plain, table)
+        params = _params(node.args)
+        scope, own_boxed = self._enter(params, plain, table)
         if plain:
             scope.fresh = fresh_locals(node, table) - own_boxed
         saved, self.scope = self.scope, scope
@@ -288,9 +287,7 @@ class Rewriter(ast.NodeTransformer):
     def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
         # Lambdas anywhere (module level too) become section entries.
         node.args = self._visit_defaults(node.args)
-        params = [a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)]
-        params += [a.arg for a in (node.args.vararg, node.args.kwarg) if a is not None]
-        scope, _ = self._enter(node, params, False, None)
+        scope, _ = self._enter(_params(node.args), False, None)
         saved, self.scope = self.scope, scope
         try:
             node.body = self.visit(node.body)
@@ -577,8 +574,14 @@ class Rewriter(ast.NodeTransformer):
         return node
 
 
+def _params(args: ast.arguments) -> list[str]:
+    """The names a function's parameters bind."""
+    names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+    return names + [a.arg for a in (args.vararg, args.kwarg) if a is not None]
+
+
 def rewrite(source: str, filename: str) -> ast.Module:
     """Parse and rewrite a module's source; the result is ready for ``compile``."""
     tree = ast.parse(source, filename)
-    tree = Rewriter(source, filename).visit(tree)
+    tree = Rewriter(source, filename, tree).visit(tree)
     return ast.fix_missing_locations(tree)
