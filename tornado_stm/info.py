@@ -22,9 +22,9 @@ def interpreter_facts() -> dict:
     }
 
 
-def describe_interpreter() -> str:
+def describe_interpreter(facts: dict | None = None) -> str:
     """One line for humans: ``CPython 3.13.5 (free-threaded, GIL disabled) at /path``."""
-    facts = interpreter_facts()
+    facts = facts or interpreter_facts()
     if facts["free_threaded_build"]:
         kind = "free-threaded, GIL " + ("enabled" if facts["gil_enabled"] else "disabled")
     else:

@@ -21,11 +21,11 @@ import logging
 import os
 import signal
 import sys
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 import tornado.httputil
 
-from tornado_stm.info import describe_interpreter
+from tornado_stm.info import describe_interpreter, interpreter_facts
 
 logger = logging.getLogger("tornado_stm.serve")
 
@@ -116,11 +116,9 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _start_stm_log(path: str) -> None:
     """Write the PYPYSTM log to ``path``, as ``PYPYSTM=path`` would."""
+    from tornado_stm.stm.log import open_log
+
     os.environ["PYPYSTM"] = path  # also for any child process, as PyPy-STM did
-    open_log = _engine_function("tornado_stm.stm.log", "open_log")
-    if open_log is None:
-        logger.warning("--log %s: this build has no STM log writer; no log is written", path)
-        return
     # The engine opened its log from the environment when it was imported,
     # before the command line was read: open it again with PYPYSTM set.
     open_log()
@@ -128,18 +126,9 @@ def _start_stm_log(path: str) -> None:
 
 def _flush_stm_log() -> None:
     """Write the PYPYSTM log out, when the engine keeps one."""
-    flush_log = _engine_function("tornado_stm.stm", "flush_log")
-    if flush_log is not None:
-        flush_log()
+    from tornado_stm.stm import flush_log
 
-
-def _engine_function(module_name: str, name: str) -> Optional[Callable[..., Any]]:
-    """``module_name.name`` when this build's STM engine provides it, else None."""
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError:
-        return None
-    return getattr(module, name, None)
+    flush_log()
 
 
 def _split_target(target: str) -> tuple[str, str]:
@@ -159,19 +148,16 @@ def _require_pypystm() -> None:
 
 def _default_patterns(module_name: str) -> list[str]:
     """The app's top-level package and every module below it."""
-    package = module_name.split(".")[0]
-    return [package, package + ".*"]
+    from tornado_stm.instrument import package_patterns
+    return package_patterns(module_name.split(".")[0])
 
 
 def _prepare_instrumentation(backend: str, patterns: list[str]) -> str:
     """Install the import hook before the app is imported; return a description."""
     if backend != "stm":
         return f"{backend} (no instrumentation)"
-    install = _engine_function("tornado_stm.instrument", "install")
-    if install is None:
-        logger.warning("the STM engine is not available in this build: application "
-                       "code runs under the world lock only (correct, not parallel)")
-        return "stm engine absent: world lock only"
+    from tornado_stm.instrument import install
+
     install(patterns)
     return "stm, instrumenting " + ", ".join(patterns)
 
@@ -220,12 +206,12 @@ def _one_line(exc: BaseException) -> str:
 def _print_banner(args: argparse.Namespace, threads: int, mode: str) -> None:
     host = f"[{args.address}]" if ":" in args.address else args.address
     print(f"tornado-stm serve {args.app}", flush=True)
-    print(f"  interpreter: {describe_interpreter()}", flush=True)
+    facts = interpreter_facts()
+    print(f"  interpreter: {describe_interpreter(facts)}", flush=True)
     print(f"  threads: {threads}, pipelining {'on' if args.pipelining else 'off'}, "
           f"backend: {mode}", flush=True)
     print(f"  listening on http://{host}:{args.port}/", flush=True)
-    gil_check = getattr(sys, "_is_gil_enabled", None)
-    if gil_check is None or gil_check():
+    if facts["gil_enabled"]:
         logger.warning("this interpreter runs with the GIL: handlers stay correct but "
                        "use one core at a time (run a free-threaded CPython, e.g. 3.13t, "
                        "for parallelism)")

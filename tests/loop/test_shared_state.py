@@ -2,8 +2,7 @@
 
 tests/loop/booking_app.py is written the single-threaded way (no locks).
 Served by ``tornado-stm serve`` it must never double-book, whatever the
-load: under the world lock alone today, and with its handlers running as
-parallel atomic sections once the STM engine instruments it (the default
+load, with its handlers running as parallel atomic sections (the default
 ``--instrument`` pattern of ``serve`` selects the app's own module).
 
 The same code on plain threads, without the world lock or the STM, shows
@@ -13,7 +12,6 @@ the race it is protected from.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
 import threading
 from collections import Counter
@@ -26,14 +24,6 @@ from tests.loop import booking_app
 from tests.loop.servers import start_stm_server
 
 REQUESTS = 200
-
-
-def engine_present() -> bool:
-    try:
-        instrument = importlib.import_module("tornado_stm.instrument")
-    except ImportError:
-        return False
-    return hasattr(instrument, "install")
 
 
 @pytest.fixture
@@ -89,9 +79,6 @@ def test_a_failing_handler_answers_500_and_the_server_keeps_serving(booking_serv
     assert [r.code for r in responses] == [500, 500, 500]
     ok = asyncio.run(book_concurrently(booking_server.port, ["after"]))
     assert ok[0].code == 200
-    if not engine_present():
-        pytest.skip("rolling back a failed handler's writes needs the STM engine "
-                    "(tornado_stm.instrument.install), not in this build")
     state = server_state(booking_server.port)
     assert state["seats"] == {"0": "after"}, "a failed handler's booking was kept"
 
