@@ -17,7 +17,7 @@ from types import FunctionType, MemberDescriptorType, ModuleType
 from typing import Any, Optional
 
 from tornado_stm.stm import policy
-from tornado_stm.stm.registry import INSTRUMENTED_CODES
+from tornado_stm.stm.registry import is_instrumented
 
 # Read kinds.
 PLAIN = 0         # an instance attribute or a method: versioned per (obj, name)
@@ -35,7 +35,6 @@ W_UNSAFE = 2      # unknown code: inevitable first
 
 IMMUTABLE_TYPES = frozenset({int, float, complex, str, bytes, bool, type(None), tuple,
                              frozenset, range, slice, type(Ellipsis)})
-CONTAINER_TYPES = (list, dict, set)
 
 _SAFE_SETATTRS = (object.__setattr__, type.__setattr__)
 _lock = threading.Lock()
@@ -51,9 +50,7 @@ def _find(klass: type, name: str) -> tuple[Optional[type], object]:
 
 
 def _code_is_safe(fn: object) -> bool:
-    if type(fn) is FunctionType and fn.__code__ in INSTRUMENTED_CODES:
-        return True
-    return policy.lookup(fn).kind == "pure"
+    return is_instrumented(fn) or policy.lookup(fn).kind == "pure"
 
 
 def _cached(cache: dict, classify: Any, klass: type, name: str) -> Any:

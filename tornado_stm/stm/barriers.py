@@ -54,7 +54,7 @@ from tornado_stm.stm import policy
 from tornado_stm.stm.attrkinds import (CLASS_VALUE, IMMUTABLE, IMMUTABLE_TYPES, MODULE,
                                        NONDATA, PLAIN, RUN, W_PLAIN, W_RUN, read_kind,
                                        write_kind)
-from tornado_stm.stm.registry import INSTRUMENTED_CODES
+from tornado_stm.stm.registry import INSTRUMENTED_CODES, is_instrumented
 from tornado_stm.stm.section import ENTRY_CODE
 from tornado_stm.stm.txn import VERSIONS, Transaction, _local, direct_write
 from tornado_stm.stm.versions import stripe_of_key, stripe_of_object
@@ -217,7 +217,7 @@ def _judge_method(tx: Transaction, kind: type, name: str) -> None:
     for klass in kind.__mro__:
         method = klass.__dict__.get(name)
         if method is not None:
-            if type(method) is FunctionType and method.__code__ in INSTRUMENTED_CODES:
+            if is_instrumented(method):
                 return
             if name in ("__getitem__", "__contains__") and policy.lookup(method).kind == "pure":
                 return
@@ -533,7 +533,7 @@ def _class_is_safe(klass: type) -> bool:
                 method = method.__func__
             if base.__module__ == "builtins":
                 break
-            if type(method) is FunctionType and method.__code__ in INSTRUMENTED_CODES:
+            if is_instrumented(method):
                 break
             return False
     return type(klass) is type or all(

@@ -64,18 +64,10 @@ class CallPolicy:
     #: For ``special``: ``handler(tx, f, args, kwargs)`` does the call itself.
     handler: Optional[Callable] = None
 
-    @property
-    def description(self) -> str:
-        text = self.kind
-        if self.writes:
-            text += " " + ",".join(map(str, self.writes))
-        return text + (" fresh" if self.fresh else "")
-
 
 PURE = CallPolicy("pure")
 PURE_FRESH = CallPolicy("pure", fresh=True)
 IRREVOCABLE = CallPolicy("irrevocable")
-DEEP = CallPolicy("deep")
 
 
 class PolicyError(ValueError):
@@ -317,7 +309,7 @@ def _resolve_pending() -> None:
             _unresolved.discard(name)
 
 
-def _wildcard_for(f: object, key: object) -> Optional[CallPolicy]:
+def _wildcard_for(f: object) -> Optional[CallPolicy]:
     if not _wildcards:
         return None
     kind = type(f)
@@ -327,9 +319,7 @@ def _wildcard_for(f: object, key: object) -> Optional[CallPolicy]:
         return _wildcards.get(f.__module__)
     if kind in (MethodDescriptorType, WrapperDescriptorType):
         owner = f.__objclass__
-    elif kind in (BuiltinFunctionType, MethodWrapperType):
-        owner = type(f.__self__)
-    elif kind is MethodType:
+    elif kind in (BuiltinFunctionType, MethodWrapperType, MethodType):
         owner = type(f.__self__)
     else:
         return None
@@ -355,7 +345,7 @@ def lookup(f: object, default: CallPolicy = IRREVOCABLE) -> CallPolicy:
         return default
     if _unresolved:
         _resolve_pending()
-    policy = _specials.get(key) or _by_object.get(key) or _wildcard_for(f, key) or default
+    policy = _specials.get(key) or _by_object.get(key) or _wildcard_for(f) or default
     with _lock:
         _cache[key] = policy
     return policy

@@ -95,10 +95,6 @@ def current() -> Optional["Transaction"]:
     return _local.tx
 
 
-def set_current(tx: Optional["Transaction"]) -> None:
-    _local.tx = tx
-
-
 class ContainerLog:
     """The redo log of one shared list, set or dict."""
 
@@ -395,17 +391,21 @@ class Transaction:
         for oid, (obj, names) in self.attrs.items():
             for name in names:
                 stripes.add(stripe_of_key(oid, name))
+        # The changed keys of each dict, found once: they name the stripes
+        # to lock and, for a private copy, the keys to publish.
+        changed_keys: dict[int, list] = {}
         for oid, log in self.containers.items():
             stripes.add(stripe_of_object(oid))
             if isinstance(log.real, dict):
-                stripes.update(stripe_of_key(oid, key) for key in _changed_keys(log))
+                changed_keys[oid] = keys = _changed_keys(log)
+                stripes.update(stripe_of_key(oid, key) for key in keys)
         lock_stripes(stripes)
         try:
             for obj, names in self.attrs.values():
                 for name, value in names.items():
                     _publish_attr(obj, name, value)
-            for log in self.containers.values():
-                _publish_container(log)
+            for oid, log in self.containers.items():
+                _publish_container(log, changed_keys.get(oid))
         finally:
             release_stripes(stripes)
         if self.write_markers:
@@ -499,7 +499,8 @@ def _publish_attr(obj: Any, name: str, value: Any) -> None:
         setter(obj, name, value)
 
 
-def _publish_container(log: ContainerLog) -> None:
+def _publish_container(log: ContainerLog, changed_keys: Optional[list]) -> None:
+    """Publish one container's log; ``changed_keys`` is ``_changed_keys(log)`` for a dict."""
     real = log.real
     if log.shadow is None:                       # a dict with per-key writes
         for key, value in log.writes.items():
@@ -514,7 +515,7 @@ def _publish_container(log: ContainerLog) -> None:
     elif isinstance(real, dict):
         # Key by key, never clear(): a module's globals may be this dict,
         # and unbarriered readers (LOAD_GLOBAL) must never see it empty.
-        for key in _changed_keys(log):
+        for key in changed_keys:
             if key in shadow:
                 real[key] = shadow[key]
             else:

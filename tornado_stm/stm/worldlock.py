@@ -15,7 +15,6 @@ reported as one.
 from __future__ import annotations
 
 import threading
-import time
 from typing import Callable, Optional
 
 
@@ -24,15 +23,11 @@ class WorldLockError(RuntimeError):
 
 
 class WorldLock:
-    """A mutex with an owner, plus how long threads waited for it."""
+    """A mutex that knows which thread holds it."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._owner: Optional[int] = None
-        #: Total seconds spent blocked in :meth:`acquire`, all threads.
-        self.wait_seconds = 0.0
-        #: How many acquisitions had to wait.
-        self.contended = 0
         self._switches: list[tuple[Callable[[], object], Callable[[object], None]]] = []
 
     def acquire(self, on_wait: Optional[Callable[[], None]] = None,
@@ -48,10 +43,7 @@ class WorldLock:
         if not self._lock.acquire(blocking=False):
             if on_wait is not None:
                 on_wait()
-            start = time.perf_counter()
             self._lock.acquire()
-            self.wait_seconds += time.perf_counter() - start
-            self.contended += 1
             if on_done is not None:
                 on_done()
         self._owner = me
