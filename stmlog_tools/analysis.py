@@ -212,7 +212,6 @@ def analyse(path: str, events: str = "final", progress: ProgressCallback | None 
         if events == "auto":
             from stmlog_tools.guess import guess_numbering
             numbering = guess_numbering(path)
-        table_for(fmt, numbering)   # an unknown numbering fails here, before reading
         tally, warnings = _fast_c8(path, size, numbering, progress)
     else:
         tally, numbering, warnings = _numpy_pass(path, events, chunk_size, progress)

@@ -45,6 +45,7 @@ class Progress:
     def close(self) -> None:
         if self.shown:
             sys.stderr.write("\n")
+            self.shown = False   # close() runs from an error path and from finally
 
 
 def _progress(args: argparse.Namespace) -> Progress | None:

@@ -37,7 +37,7 @@ from typing import NamedTuple
 import numpy as np
 
 from stmlog_tools.format import (
-    C7_EVENTS, C7_HEADER, C7_MAX_MARKER, C8_FINAL, C8_HEADER, C8_MAX_MARKER, HEADER_SIZE,
+    C7_EVENTS, C7_MAX_MARKER, C8_FINAL, C8_MAX_MARKER, HEADER_SIZE,
     EventTable, table_for,
 )
 from stmlog_tools.logfile import (  # noqa: F401  (LogError and ProgressCallback re-exported)
@@ -83,7 +83,6 @@ class Event(NamedTuple):
 class _Layout:
     """Where the fields of one format's fixed-size record header sit."""
 
-    header: bytes
     size: int                     # fixed part of a record
     length_fields: tuple[int, ...]  # offsets of the marker-length bytes
     event_field: int
@@ -94,10 +93,10 @@ class _Layout:
     zero_fields: tuple[int, ...]
 
 
-C8_LAYOUT = _Layout(C8_HEADER, 14, (13,), 12, C8_MAX_MARKER,
+C8_LAYOUT = _Layout(14, (13,), 12, C8_MAX_MARKER,
                     np.dtype([("sec", "<u4"), ("nsec", "<u4"), ("thread", "<u4"),
                               ("event", "u1"), ("len1", "u1")]), (10, 11))
-C7_LAYOUT = _Layout(C7_HEADER, 19, (17, 18), 16, C7_MAX_MARKER,
+C7_LAYOUT = _Layout(19, (17, 18), 16, C7_MAX_MARKER,
                     np.dtype([("sec", "<u4"), ("nsec", "<u4"), ("thread", "<u4"),
                               ("other", "<u4"), ("event", "u1"), ("len1", "u1"),
                               ("len2", "u1")]), (10, 11, 14, 15))

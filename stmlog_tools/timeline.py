@@ -144,8 +144,7 @@ def collect(path: str, events: str = "final", columns: int = 1000,
                "resume" if n == "WAIT_DONE" else
                "wait" if n.startswith("WAIT_") else
                "contention" if n.startswith("CONTENTION_") else None) for n in names]
-    reader = LogReader(path, events=events, progress=progress)   # second pass: the columns
-    for chunk in reader.chunks():
+    for chunk in reader.chunks():   # second pass over the file: the columns
         for now, thread, event in zip(chunk.time.tolist(), chunk.thread.tolist(),
                                       chunk.event.tolist()):
             what = action[event]
