@@ -36,7 +36,7 @@ $(VENV_GIL)/$(STAMP): $(INSTALL_INPUTS)
 	@$(VENV_GIL)/bin/python -m pip install -q -e ".[test]"
 	@touch $@
 
-$(VENV_FT)/$(STAMP): $(INSTALL_INPUTS) scripts/python-ft
+$(VENV_FT)/$(STAMP): $(INSTALL_INPUTS)
 	@echo "== setting up $(VENV_FT) (free-threaded CPython)"
 	@test -x $(VENV_FT)/bin/python || "$$(scripts/python-ft)" -m venv $(VENV_FT)
 	@$(VENV_FT)/bin/python -m pip install -q --upgrade pip

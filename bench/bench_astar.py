@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench.astar_rules import STEPS, Cell, Event, check_run
+from bench.loadgen import percentile
 
 log = logging.getLogger("bench_astar")
 
@@ -177,10 +178,7 @@ class RunResult:
         return self.requests / self.seconds if self.seconds else 0.0
 
     def percentile(self, fraction: float) -> float | None:
-        if not self.latencies:
-            return None
-        ordered = sorted(self.latencies)
-        return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+        return percentile(sorted(self.latencies), fraction)
 
     def summary(self) -> dict:
         p50, p99 = self.percentile(0.50), self.percentile(0.99)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 
 from bench.serverproc import REPO_ROOT
@@ -42,7 +42,6 @@ class Config:
     unavailable: str | None = None  # why this row has no numbers
     stm_log: bool = False           # collect a PYPYSTM log (tornado-stm rows)
     interpreter: str | None = None  # key of INTERPRETERS, for the table
-    env: dict[str, str] = field(default_factory=dict)
 
     def command(self, port: int) -> list[str]:
         assert self.argv is not None

@@ -152,7 +152,7 @@ def run_config(config: Config, settings: Settings, out_dir: str,
         row["reason"] = config.unavailable
         return row
     name = f"{config.workload}-{config.key}"
-    env = dict(config.env)
+    env: dict[str, str] = {}
     log_path = os.path.join(out_dir, f"{name}.pypystm")
     if config.stm_log:
         env["PYPYSTM"] = log_path

@@ -13,7 +13,7 @@ import signal
 import socket
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Sequence
 
 log = logging.getLogger(__name__)
@@ -40,7 +40,6 @@ class ServerProcess:
     port: int
     process: subprocess.Popen
     output_path: str
-    env: dict[str, str] = field(default_factory=dict)
 
     @property
     def url(self) -> str:
@@ -97,7 +96,7 @@ def start_server(argv: Sequence[str], port: int, output_path: str, *,
         process = subprocess.Popen(list(argv), cwd=cwd, env=full_env, stdout=output,
                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                    start_new_session=True)
-    server = ServerProcess(list(argv), port, process, output_path, env or {})
+    server = ServerProcess(list(argv), port, process, output_path)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
