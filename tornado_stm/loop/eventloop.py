@@ -278,9 +278,8 @@ class TransactionalEventLoop(asyncio.SelectorEventLoop):
             try:
                 event_list = self._selector.select(timeout)
             finally:
-                WORLD_LOCK.acquire()
+                self._take_world_lock()
                 self._poller_waiting = False
-                self._holding_since = time.monotonic()
         # The batch, in asyncio's order: what was ready before the poll,
         # then I/O callbacks, then due timers.
         self._take_ready_into_batch()
@@ -393,8 +392,7 @@ class TransactionalEventLoop(asyncio.SelectorEventLoop):
                     self._idle.remove(seat)
         if self._closing_workers and seat is not self._loop_thread_seat:
             return False
-        WORLD_LOCK.acquire()  # after leaving the mutex: the lock order is W, then mutex
-        self._holding_since = time.monotonic()
+        self._take_world_lock()  # after leaving the mutex: the lock order is W, then mutex
         if interrupted is not None:
             raise interrupted
         return True
@@ -409,6 +407,11 @@ class TransactionalEventLoop(asyncio.SelectorEventLoop):
         """Called under W when a thread's section is about to give W up."""
         self._sections_out += 1
         self._recruit_driver()
+
+    def _take_world_lock(self) -> None:
+        """Take W as a driver, starting its fairness slice (see _let_sections_commit)."""
+        WORLD_LOCK.acquire()
+        self._holding_since = time.monotonic()
 
     def _section_back(self) -> None:
         """Called when a section has taken W back (to commit, or to go on inevitably)."""
@@ -425,8 +428,7 @@ class TransactionalEventLoop(asyncio.SelectorEventLoop):
         """
         WORLD_LOCK.release()
         time.sleep(FAIR_PAUSE_SECONDS)
-        WORLD_LOCK.acquire()
-        self._holding_since = time.monotonic()
+        self._take_world_lock()
 
     def _recruit_driver(self) -> None:
         """If the loop has work that no one else will do meanwhile, wake an
@@ -455,8 +457,7 @@ class TransactionalEventLoop(asyncio.SelectorEventLoop):
         sys.set_asyncgen_hooks(firstiter=self._asyncgen_firstiter_hook,
                                finalizer=self._asyncgen_finalizer_hook)
         seat = threading.Condition(self._idle_mutex)
-        WORLD_LOCK.acquire()
-        self._holding_since = time.monotonic()
+        self._take_world_lock()
         try:
             self._drive(seat, is_loop_thread=False)
         except BaseException:  # a bug in the loop itself: say so, loudly
