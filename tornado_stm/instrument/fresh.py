@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 import symtable
-from typing import Optional
+from typing import Callable, Optional
 
 _DISPLAYS = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -64,6 +64,7 @@ def fresh_locals(function: ast.FunctionDef, table: Optional[symtable.SymbolTable
                 and id(node) not in sole_targets:
             bad.add(node.id)
     candidates = good - bad
+    seen_by_nested = nested_names(table, lambda s: s.is_free() or s.is_nonlocal())
     result = set()
     for name in candidates:
         try:
@@ -73,21 +74,19 @@ def fresh_locals(function: ast.FunctionDef, table: Optional[symtable.SymbolTable
         if (symbol.is_parameter() or symbol.is_global() or symbol.is_nonlocal()
                 or symbol.is_imported() or symbol.is_namespace()):
             continue
-        if _seen_by_nested_scope(table, name):
+        if name in seen_by_nested:
             continue
         result.add(name)
     return result
 
 
-def _seen_by_nested_scope(table: symtable.SymbolTable, name: str) -> bool:
+def nested_names(table: symtable.SymbolTable,
+                 wanted: Callable[[symtable.Symbol], bool]) -> set[str]:
+    """Names of the symbols, in every scope nested in ``table``, for which ``wanted`` holds."""
+    names: set[str] = set()
     stack = list(table.get_children())
     while stack:
         child = stack.pop()
-        try:
-            symbol = child.lookup(name)
-        except KeyError:
-            symbol = None
-        if symbol is not None and (symbol.is_free() or symbol.is_nonlocal()):
-            return True
+        names.update(symbol.get_name() for symbol in child.get_symbols() if wanted(symbol))
         stack.extend(child.get_children())
-    return False
+    return names

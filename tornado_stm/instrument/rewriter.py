@@ -33,7 +33,7 @@ import ast
 import symtable
 from typing import Iterable, Optional
 
-from tornado_stm.instrument.fresh import fresh_locals
+from tornado_stm.instrument.fresh import fresh_locals, nested_names
 
 #: Names injected into every instrumented module (name -> barrier attribute).
 RUNTIME_NAMES = {
@@ -141,14 +141,7 @@ class Rewriter(ast.NodeTransformer):
         """Locals of ``table`` that some nested function declares nonlocal."""
         if table is None:
             return set()
-        wanted: set[str] = set()
-        stack = list(table.get_children())
-        while stack:
-            child = stack.pop()
-            for symbol in child.get_symbols():
-                if symbol.is_nonlocal():
-                    wanted.add(symbol.get_name())
-            stack.extend(child.get_children())
+        wanted = nested_names(table, symtable.Symbol.is_nonlocal)
         boxed = set()
         for name in wanted:
             try:
