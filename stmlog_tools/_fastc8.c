@@ -7,10 +7,14 @@
  * decreasing timestamps) and runs PyPy's C8 counting rules, as written in
  * ../shared/docs/pypystm-log-format.md, event by event:
  *
- *   scan(path, start, translate, progress, progress_every, buckets) ->
+ *   scan(read, start, size, translate, progress, progress_every, buckets) ->
  *       (events, first_time, last_time, stop_offset, threads, conflicts)
  *
- * path       the log; reading starts at byte `start` (after the header)
+ * read       a callable(n) -> bytes giving the log from offset `start` (after
+ *            the header) on, at most n bytes a call, b"" at the end: the
+ *            caller's open input (a file, a pipe, stdin), so that the
+ *            header is checked once and streams work too
+ * size       the log's size for progress, 0 when unknown (a stream)
  * translate  256 bytes: the file's event number -> final numbering, 255 = unknown
  * progress   None or a callable(done_bytes, total_bytes), called every
  *            `progress_every` bytes
@@ -20,11 +24,12 @@
  *              first_seen_event_index, time line)]: the time line counts the
  *            conflict's events in `buckets` equal slices of the run, with
  *            PyPy's formula int((t - first) / total * buckets), clamped
- * stop_offset is where the records stop: the file size, or the start of a
- * truncated last record.
+ * stop_offset is where the records stop: the end of the log, or the start
+ * of a truncated last record.
  *
  * Damage raises ValueError(((offset, kind, value, previous),)) with kind
- * "event", "marker" or "time"; the caller words it as a LogError. All state is local to the call, so the module
+ * "event", "marker" or "time"; the caller words it as a LogError; errors
+ * of `read` propagate. All state is local to the call, so the module
  * is safe without the GIL (Py_MOD_GIL_NOT_USED).
  */
 #define PY_SSIZE_T_CLEAN
@@ -425,16 +430,39 @@ analysis_free(Analysis *a)
     free(a->conflicts.items);
 }
 
+/* Up to `n` bytes from read(n) into `into`: how many (0 at the end), or -1 with an exception. */
+static Py_ssize_t
+read_block(PyObject *read, unsigned char *into, Py_ssize_t n)
+{
+    PyObject *data = PyObject_CallFunction(read, "n", n);
+    if (!data)
+        return -1;
+    char *bytes;
+    Py_ssize_t len;
+    if (PyBytes_AsStringAndSize(data, &bytes, &len) < 0) {
+        Py_DECREF(data);
+        return -1;
+    }
+    if (len > n) {
+        Py_DECREF(data);
+        PyErr_SetString(PyExc_ValueError, "read(n) returned more than n bytes");
+        return -1;
+    }
+    memcpy(into, bytes, (size_t)len);
+    Py_DECREF(data);
+    return len;
+}
+
 static PyObject *
 scan(PyObject *Py_UNUSED(module), PyObject *args)
 {
-    const char *path;
-    long long start, every;
+    PyObject *read;
+    long long start, size, every;
     int buckets;
     Py_buffer translate;
     PyObject *callback;
-    if (!PyArg_ParseTuple(args, "sLy*OLi", &path, &start, &translate, &callback, &every,
-                          &buckets))
+    if (!PyArg_ParseTuple(args, "OLLy*OLi", &read, &start, &size, &translate, &callback,
+                          &every, &buckets))
         return NULL;
     if (buckets < 1) {
         PyBuffer_Release(&translate);
@@ -450,13 +478,6 @@ scan(PyObject *Py_UNUSED(module), PyObject *args)
     memcpy(table, translate.buf, 256);
     PyBuffer_Release(&translate);
 
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return PyErr_SetFromErrnoWithFilename(PyExc_OSError, path);
-    fseek(f, 0, SEEK_END);
-    long long size = ftell(f);
-    fseek(f, start, SEEK_SET);
-
     Analysis a = {{0}, {0}};
     unsigned char *buf = malloc(BLOCK + HEADER + MAX_MARKER);
     PyObject *result = NULL;
@@ -465,13 +486,15 @@ scan(PyObject *Py_UNUSED(module), PyObject *args)
         PyErr_NoMemory();
         goto done;
     }
-    long long base = start;      /* file offset of buf[0] */
+    long long base = start;      /* log offset of buf[0] */
     size_t have = 0;
     long long events = 0, next_progress = start + every;
     double first = 0.0, last = -1.0;
     for (;;) {
-        size_t got = fread(buf + have, 1, BLOCK, f);
-        have += got;
+        Py_ssize_t got = read_block(read, buf + have, BLOCK);
+        if (got < 0)
+            goto done;
+        have += (size_t)got;
         size_t pos = 0;
         while (pos + HEADER <= have) {
             const unsigned char *r = buf + pos;
@@ -521,13 +544,8 @@ scan(PyObject *Py_UNUSED(module), PyObject *args)
         if (got == 0)
             break;
     }
-    if (ferror(f)) {
-        PyErr_SetFromErrnoWithFilename(PyExc_OSError, path);
-        goto done;
-    }
     result = build_result(&a, events, first, last, base, buckets);
 done:
-    fclose(f);
     free(buf);
     analysis_free(&a);
     return result;

@@ -4,6 +4,7 @@ Interface (stable, others rely on it)::
 
     from stmlog_tools.analysis import analyse
     report = analyse("run.log", events="final")   # the dict `stmlog report --json` prints
+    report = analyse(open_log("-"), events="auto")  # an input opened (header checked) by the caller
 
 The schema is documented in docs/stmlog.md. In short: ``format``,
 ``events``, ``total_real_time``, ``cpu_time``, ``transactions``,
@@ -19,7 +20,8 @@ This module picks the pass and words the result. The passes:
 * C7: :mod:`stmlog_tools.c7`, a plain loop.
 
 All follow the rules in ../shared/docs/pypystm-log-format.md. Nothing here
-imports numpy, so the C path starts quickly.
+imports numpy, so the C path starts quickly (``events="auto"`` does: the
+guess, :mod:`stmlog_tools.guess`, reads with the numpy reader).
 """
 
 from __future__ import annotations
@@ -29,10 +31,10 @@ import logging
 import re
 from collections.abc import Iterable
 
-from stmlog_tools.format import C8_FINAL, C8_MAX_MARKER, HEADER_SIZE, table_for
+from stmlog_tools.format import C8_FINAL, C8_MAX_MARKER, C8_NUMBERINGS, table_for
 from stmlog_tools.logfile import (
-    LogError, ProgressCallback, check_log_file, decreasing_time_problem, long_marker_problem,
-    truncated_warning, unknown_event_problem,
+    LogError, LogInput, ProgressCallback, decreasing_time_problem, empty_log_error,
+    long_marker_problem, open_log, truncated_warning, unknown_event_problem,
 )
 from stmlog_tools.tallies import Conflict, Tally, ThreadTotals, timeline
 
@@ -51,16 +53,6 @@ MARKER_RE = re.compile(rb'File "(.+)", line (\d+)')
 #: Width of PyPy's conflict time lines: 60 buckets for C8, 48 for C7.
 C8_TIMELINE_BUCKETS = 60
 C7_TIMELINE_BUCKETS = 48
-
-
-def percent(part: float, total: float) -> str:
-    """PyPy's percentage: one decimal, dropped when longer than 3 characters."""
-    if total == 0:
-        return "n/a"
-    text = "%.1f" % (part * 100.0 / total)
-    if len(text) > 3:
-        text = text.split(".")[0]
-    return text + "%"
 
 
 def marker_text(marker: bytes) -> str:
@@ -137,30 +129,31 @@ def _locations(conflicts: list[dict]) -> list[dict]:
     return ranked
 
 
-def _fast_c8(path: str, size: int, numbering: str,
+def _fast_c8(source: LogInput, numbering: str,
              progress: ProgressCallback | None) -> tuple[Tally, list[str]]:
-    """The C8 pass in C: the tally and the warnings."""
+    """The C8 pass in C, reading through ``source``: the tally and the warnings."""
     table = table_for("c8", numbering)
     translate = bytearray([255] * 256)
     for raw, final in enumerate(table.to_final()):
         translate[raw] = final
+    source.rewind()
+    path = source.path
     try:
         events, first, last, stop, threads, conflicts = _fastc8.scan(
-            path, HEADER_SIZE, bytes(translate), progress, 16 << 20, C8_TIMELINE_BUCKETS)
+            source.read, source.position, source.size or 0, bytes(translate), progress,
+            16 << 20, C8_TIMELINE_BUCKETS)
     except ValueError as exc:
         offset, kind, value, before = exc.args[0]
         problem = {"event": lambda: unknown_event_problem(int(value), numbering, len(table)),
                    "marker": lambda: long_marker_problem(int(value), C8_MAX_MARKER),
                    "time": lambda: decreasing_time_problem(value, before)}[kind]()
         raise LogError(path, offset, problem) from None
-    except OSError as exc:
-        raise LogError(path, None, f"cannot read: {exc.strerror or exc}") from None
     warnings = []
-    if stop < size:
-        warnings.append(truncated_warning(path, stop, size - stop))
+    if stop < source.position:
+        warnings.append(truncated_warning(path, stop, source.position - stop))
         log.warning("%s", warnings[-1])
     if events == 0:
-        raise LogError(path, HEADER_SIZE, "empty log: no complete event after the header")
+        raise empty_log_error(path)
     tally = Tally(first_time=first, last_time=last, seen=events)
     for (num, committed, aborted, paused, gc_minor, gc_major, n_commit, n_abort, count,
          first_event) in threads:
@@ -175,12 +168,12 @@ def _fast_c8(path: str, size: int, numbering: str,
     return tally, warnings
 
 
-def _numpy_pass(path: str, events: str, chunk_size: int | None,
-                progress: ProgressCallback | None) -> tuple[Tally, str, list[str]]:
-    """The chunked reader with the numpy C8 pass or the C7 loop: tally, numbering, warnings."""
+def _numpy_pass(source: LogInput, numbering: str, chunk_size: int | None,
+                progress: ProgressCallback | None) -> tuple[Tally, list[str]]:
+    """The chunked reader with the numpy C8 pass or the C7 loop: tally, warnings."""
     from stmlog_tools.reader import LogReader   # numpy: imported only on this path
     kwargs = {} if chunk_size is None else {"chunk_size": chunk_size}
-    reader = LogReader(path, events=events, progress=progress, **kwargs)
+    reader = LogReader(source, events=numbering, progress=progress, **kwargs)
     if reader.format == "c7":
         from stmlog_tools.c7 import C7Analyser
         analyser: Tally = C7Analyser(reader.markers)
@@ -189,36 +182,52 @@ def _numpy_pass(path: str, events: str, chunk_size: int | None,
         analyser = C8Analyser(reader.markers)
     for chunk in reader.chunks():
         analyser.feed(chunk)   # type: ignore[attr-defined]
-    return analyser, reader.numbering, reader.warnings
+    return analyser, reader.warnings
 
 
-def analyse(path: str, events: str = "final", progress: ProgressCallback | None = None,
-            chunk_size: int | None = None, engine: str = "auto") -> dict:
-    """Read and analyse the log at ``path``; the dict ``stmlog report --json`` prints.
+def _numbering(source: LogInput, events: str) -> str:
+    """``events`` made concrete (numpy is imported only to guess "auto")."""
+    if source.format == "c7":
+        return "c7"
+    if events == "auto":
+        from stmlog_tools.guess import guess_numbering
+        return guess_numbering(source)
+    if events not in C8_NUMBERINGS:
+        raise ValueError(f"unknown C8 event numbering {events!r} "
+                         f"(expected auto or one of {', '.join(C8_NUMBERINGS)})")
+    return events
 
-    ``engine`` picks the C8 pass: "c" (the optional C accelerator), "numpy"
+
+def analyse(source: str | LogInput, events: str = "final",
+            progress: ProgressCallback | None = None, chunk_size: int | None = None,
+            engine: str = "auto") -> dict:
+    """Read and analyse a log; the dict ``stmlog report --json`` prints.
+
+    ``source`` is a path (``-``: stdin) or a :class:`LogInput` the caller
+    opened with :func:`stmlog_tools.logfile.open_log` (its header checked
+    once). ``events`` is a C8 numbering or "auto" (guessed). ``engine``
+    picks the C8 pass: "c" (the optional C accelerator), "numpy"
     (vectorised, always there), or "auto" (C when built). C7 logs always use
-    the C7 loop, whatever ``engine`` says. Raises :class:`stmlog_tools.logfile.LogError` for a log
-    that cannot be read.
+    the C7 loop, whatever ``engine`` says. Raises :class:`stmlog_tools.logfile.LogError`
+    for a log that cannot be read.
     """
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r} (expected one of {', '.join(ENGINES)})")
-    size, fmt = check_log_file(path)
+    if not isinstance(source, LogInput):
+        with open_log(source) as opened:
+            return analyse(opened, events, progress, chunk_size, engine)
+    fmt = source.format
     if fmt == "c8" and engine == "c" and _fastc8 is None:
         raise RuntimeError("the C accelerator stmlog_tools._fastc8 is not built")
-    use_c = fmt == "c8" and engine != "numpy" and _fastc8 is not None
-    if use_c:
-        numbering = events
-        if events == "auto":
-            from stmlog_tools.guess import guess_numbering
-            numbering = guess_numbering(path)
-        tally, warnings = _fast_c8(path, size, numbering, progress)
+    numbering = _numbering(source, events)
+    if fmt == "c8" and engine != "numpy" and _fastc8 is not None:
+        tally, warnings = _fast_c8(source, numbering, progress)
     else:
-        tally, numbering, warnings = _numpy_pass(path, events, chunk_size, progress)
+        tally, warnings = _numpy_pass(source, numbering, chunk_size, progress)
     start = tally.first_time or 0.0
     total = tally.last_time - start
     report: dict = {
-        "file": path,
+        "file": source.path,
         "format": fmt,
         "events": numbering,
         "event_count": tally.seen,
@@ -280,4 +289,4 @@ def _c7_figures(tally: Tally) -> dict:
     }
 
 
-__all__ = ["analyse", "percent", "timeline", "source_line", "marker_location", "ENGINES"]
+__all__ = ["analyse", "timeline", "source_line", "marker_location", "ENGINES"]

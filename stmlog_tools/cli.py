@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from stmlog_tools import __version__
 from stmlog_tools.format import C8_NUMBERINGS
-from stmlog_tools.logfile import LogError, ProgressCallback
+from stmlog_tools.logfile import LogError, LogInput, ProgressCallback, open_log
 
 log = logging.getLogger("stmlog")
 
@@ -54,10 +54,11 @@ def _progress(args: argparse.Namespace) -> Progress | None:
     return Progress(f"reading {args.file}")
 
 
-def cmd_report(args: argparse.Namespace, progress: ProgressCallback | None) -> int:
+def cmd_report(args: argparse.Namespace, source: LogInput,
+               progress: ProgressCallback | None) -> int:
     from stmlog_tools.analysis import analyse
     from stmlog_tools.report import format_report
-    report = analyse(args.file, events=args.events, progress=progress, engine=args.engine)
+    report = analyse(source, events=args.events, progress=progress, engine=args.engine)
     if args.json:
         if args.top is not None:
             report["conflicts"] = report["conflicts"][:args.top]
@@ -69,9 +70,11 @@ def cmd_report(args: argparse.Namespace, progress: ProgressCallback | None) -> i
     return 0
 
 
-def cmd_dump(args: argparse.Namespace, progress: ProgressCallback | None) -> int:
+def cmd_dump(args: argparse.Namespace, source: LogInput,
+             progress: ProgressCallback | None) -> int:
+    from stmlog_tools.guess import resolve_numbering
     from stmlog_tools.reader import LogReader
-    reader = LogReader(args.file, events=args.events, progress=progress)
+    reader = LogReader(source, events=resolve_numbering(source, args.events), progress=progress)
     out = sys.stdout
     c7 = reader.format == "c7"
     for event in reader.events():
@@ -85,13 +88,15 @@ def cmd_dump(args: argparse.Namespace, progress: ProgressCallback | None) -> int
     return 0
 
 
-def cmd_timeline(args: argparse.Namespace, progress: ProgressCallback | None) -> int:
+def cmd_timeline(args: argparse.Namespace, source: LogInput,
+                 progress: ProgressCallback | None) -> int:
+    from stmlog_tools.guess import resolve_numbering
     from stmlog_tools.timeline import write_timeline
     if not args.output.lower().endswith((".html", ".htm", ".svg")):
         print(f"stmlog: {args.output}: the output must end in .html or .svg", file=sys.stderr)
         return EXIT_BAD_INPUT
-    lanes = write_timeline(args.file, args.output, events=args.events, columns=args.width,
-                           progress=progress)
+    lanes = write_timeline(source, args.output, events=resolve_numbering(source, args.events),
+                           columns=args.width, progress=progress)
     log.info("wrote %s (%d lanes)", args.output, lanes)
     return 0
 
@@ -141,7 +146,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     progress = _progress(args)
     try:
-        return args.run(args, progress)
+        with open_log(args.file) as source:   # the header is checked here, once
+            return args.run(args, source, progress)
     except LogError as exc:
         if progress is not None:
             progress.close()

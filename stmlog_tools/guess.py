@@ -16,6 +16,11 @@ impossible or odd under it:
 
 The numbering with the fewest oddities wins; ties go to the newest one
 (final, then 2015-06, then 2015-03), as most logs in the wild are final.
+
+The reader takes concrete numberings only; every caller turns
+``--events`` into one with :func:`resolve_numbering`, which reads the
+sample through the caller's open :class:`LogInput` and rewinds it (a
+stream keeps the sample to replay it).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from __future__ import annotations
 import logging
 
 from stmlog_tools.format import C8_FINAL, C8_TABLES, C8_NUMBERINGS
+from stmlog_tools.logfile import LogInput
 from stmlog_tools.reader import LogReader
 
 log = logging.getLogger(__name__)
@@ -78,9 +84,13 @@ def oddities(raw_events: list[int], threads: list[int], has_marker: list[bool],
     return float(count)
 
 
-def guess_numbering(path: str) -> str:
-    """The C8 numbering that makes the start of the log at ``path`` look most plausible."""
-    reader = LogReader(path, events="final")
+def guess_numbering(source: LogInput) -> str:
+    """The C8 numbering that makes the start of the log ``source`` look most plausible.
+
+    Reads at most a chunk or two from the first record, then rewinds ``source``.
+    """
+    source.keep()
+    reader = LogReader(source, events="final")
     raw: list[int] = []
     threads: list[int] = []
     marked: list[bool] = []
@@ -92,11 +102,22 @@ def guess_numbering(path: str) -> str:
         marked += (chunk.marker[:take] != 0).tolist()
         if len(raw) >= SAMPLE_EVENTS:
             break
+    source.rewind()
     scores = {name: oddities(raw, threads, marked, name) for name in C8_NUMBERINGS}
     best = min(C8_NUMBERINGS, key=lambda name: (scores[name], C8_NUMBERINGS.index(name)))
-    log.info("event numbering guess for %s: %s (oddities per numbering: %s)", path, best,
-             ", ".join(f"{k}={v:g}" for k, v in scores.items()))
+    log.info("event numbering guess for %s: %s (oddities per numbering: %s)", source.path,
+             best, ", ".join(f"{k}={v:g}" for k, v in scores.items()))
     return best
 
 
-__all__ = ["guess_numbering", "oddities", "SAMPLE_EVENTS"]
+def resolve_numbering(source: LogInput, events: str) -> str:
+    """The concrete numbering to read ``source`` with: "c7" for a C7 log, the guess for
+    ``events="auto"``, else ``events`` itself."""
+    if source.format == "c7":
+        return "c7"
+    if events == "auto":
+        return guess_numbering(source)
+    return events
+
+
+__all__ = ["guess_numbering", "oddities", "resolve_numbering", "SAMPLE_EVENTS"]

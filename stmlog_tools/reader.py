@@ -3,18 +3,24 @@
 Interface (stable, others rely on it)::
 
     from stmlog_tools.reader import LogReader, LogError
-    reader = LogReader("run.log", events="final")   # or "2015-06", "2015-03", "auto"
+    reader = LogReader("run.log", events="final")   # or "2015-06", "2015-03"
     for chunk in reader.chunks():       # EventChunk: parallel numpy arrays
         chunk.time, chunk.thread, chunk.event, chunk.marker, chunk.offset
     for event in reader.events():       # Event namedtuples, one per record
         ...
     reader.markers[i]                   # marker bytes by id (id 0 is b"")
 
+The first argument is a path (``-``: stdin) or a :class:`LogInput` that
+the caller opened (:func:`stmlog_tools.logfile.open_log`, which checks the
+header once per command). ``events`` is a concrete numbering: callers
+resolve "auto" with :func:`stmlog_tools.guess.resolve_numbering` first.
 ``chunk.event`` is always in the *final* C8 numbering for C8 files (the
 file's own numbering is translated), and in the C7 numbering for C7 files.
 ``reader.format`` is "c7" or "c8", ``reader.numbering`` the numbering used.
+Each call of :meth:`LogReader.chunks` reads from the first record again
+(a stream only when :meth:`LogInput.keep` was called before the first).
 
-Memory stays flat: the file is read ``chunk_size`` bytes at a time and
+Memory stays flat: the log is read ``chunk_size`` bytes at a time and
 each chunk is parsed with numpy, so a chunk's events live only while the
 caller looks at them. Records have variable length (a fixed header, then
 markers), so record boundaries form a chain that is sequential by nature;
@@ -37,12 +43,11 @@ from typing import NamedTuple
 import numpy as np
 
 from stmlog_tools.format import (
-    C7_EVENTS, C7_MAX_MARKER, C8_FINAL, C8_MAX_MARKER, HEADER_SIZE,
-    EventTable, table_for,
+    C7_EVENTS, C7_MAX_MARKER, C8_FINAL, C8_MAX_MARKER, C8_NUMBERINGS, EventTable, table_for,
 )
 from stmlog_tools.logfile import (  # noqa: F401  (LogError and ProgressCallback re-exported)
-    LogError, ProgressCallback, check_log_file, decreasing_time_problem, long_marker_problem,
-    truncated_warning, unknown_event_problem,
+    LogError, LogInput, ProgressCallback, decreasing_time_problem, empty_log_error,
+    long_marker_problem, open_log, truncated_warning, unknown_event_problem,
 )
 
 log = logging.getLogger(__name__)
@@ -290,27 +295,29 @@ def _chain_from_first(origins: np.ndarray, reach: np.ndarray,
 class LogReader:
     """A PYPYSTM log opened for streaming; see the module docstring."""
 
-    def __init__(self, path: str | os.PathLike[str], events: str = "final",
+    def __init__(self, source: str | os.PathLike[str] | LogInput, events: str = "final",
                  chunk_size: int = DEFAULT_CHUNK_SIZE,
                  progress: ProgressCallback | None = None) -> None:
-        self.path = os.fspath(path)
+        self.source = source if isinstance(source, LogInput) else open_log(os.fspath(source))
+        self.path = self.source.path
         self.chunk_size = max(int(chunk_size), 64)
         self.progress = progress
         self.warnings: list[str] = []
         self.markers: list[bytes] = [b""]
         self._marker_ids: dict[bytes, int] = {b"": 0}
-        self.size, self.format = check_log_file(self.path)
+        self.format = self.source.format
+        self.size = self.source.size
         self.layout = LAYOUTS[self.format]
         if self.format == "c7":
             self.numbering = "c7"
-        elif events == "auto":
-            from stmlog_tools.guess import guess_numbering  # here: guess reads with us
-            self.numbering = guess_numbering(self.path)
-        else:
+        elif events in C8_NUMBERINGS:
             self.numbering = events
+        else:
+            raise ValueError(f"events={events!r}: the reader takes a concrete C8 numbering "
+                             f"({', '.join(C8_NUMBERINGS)}); resolve 'auto' with "
+                             f"stmlog_tools.guess.resolve_numbering")
         self.table: EventTable = table_for(self.format, self.numbering)
-        names = C7_EVENTS.names if self.format == "c7" else C8_FINAL.names
-        self.event_names = names
+        self.event_names = C7_EVENTS.names if self.format == "c7" else C8_FINAL.names
         self._translate = np.array(self.table.to_final() if self.format == "c8"
                                    else range(len(C7_EVENTS)), dtype=np.uint8)
 
@@ -318,39 +325,39 @@ class LogReader:
         return LogError(self.path, offset, problem)
 
     def chunks(self) -> Iterator[EventChunk]:
-        """The log's records, chunk by chunk; raises LogError on damage."""
+        """The log's records from the first, chunk by chunk; raises LogError on damage."""
         layout = self.layout
         n_events = len(self.table)
         last_time = -1.0
         carry = b""
-        base = HEADER_SIZE   # file offset of carry[0]
+        source = self.source
+        source.rewind()
+        base = source.position   # log offset of carry[0]
         produced = False
-        with open(self.path, "rb") as f:
-            f.seek(HEADER_SIZE)
-            while True:
-                block = f.read(self.chunk_size)
-                at_eof = len(block) < self.chunk_size
-                data = carry + block if carry else block
-                buf = np.frombuffer(data, dtype=np.uint8)
-                starts, stop = record_starts(buf, 0, layout, n_events,
-                                             ordered=self.format == "c8")
-                if len(starts):
-                    chunk = self._decode(data, buf, starts, base, n_events, last_time)
-                    last_time = float(chunk.time[-1])
-                    produced = True
-                    yield chunk
-                carry = data[stop:]
-                base += stop
-                if self.progress is not None:
-                    self.progress(min(base, self.size), self.size)
-                if at_eof:
-                    break
+        while True:
+            block = source.read(self.chunk_size)
+            at_eof = len(block) < self.chunk_size
+            data = carry + block if carry else block
+            buf = np.frombuffer(data, dtype=np.uint8)
+            starts, stop = record_starts(buf, 0, layout, n_events, ordered=self.format == "c8")
+            if len(starts):
+                chunk = self._decode(data, buf, starts, base, n_events, last_time)
+                last_time = float(chunk.time[-1])
+                produced = True
+                yield chunk
+            carry = data[stop:]
+            base += stop
+            if self.progress is not None:
+                self.progress(base if self.size is None else min(base, self.size),
+                              self.size or 0)
+            if at_eof:
+                break
         if carry:
             message = truncated_warning(self.path, base, len(carry))
             self.warnings.append(message)
             log.warning("%s", message)
         if not produced:
-            raise self._error(HEADER_SIZE, "empty log: no complete event after the header")
+            raise empty_log_error(self.path)
 
     def _decode(self, data: bytes, buf: np.ndarray, starts: np.ndarray, base: int,
                 n_events: int, last_time: float) -> EventChunk:

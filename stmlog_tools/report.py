@@ -9,10 +9,18 @@ conflicts grouped by source location. Input is the dict of
 
 from __future__ import annotations
 
-from stmlog_tools.analysis import percent
-
 #: How many conflicts PyPy printed by default (C8 analyser; the C7 one printed 15).
 DEFAULT_TOP = {"c8": 5, "c7": 15}
+
+
+def percent(part: float, total: float) -> str:
+    """PyPy's percentage: one decimal, dropped when longer than 3 characters."""
+    if total == 0:
+        return "n/a"
+    text = "%.1f" % (part * 100.0 / total)
+    if len(text) > 3:
+        text = text.split(".")[0]
+    return text + "%"
 
 
 def _pypy_timeline_c8(buckets: list[int]) -> str:

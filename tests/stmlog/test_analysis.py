@@ -28,7 +28,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stmlog_tools.analysis import analyse, percent
+from stmlog_tools.analysis import analyse
+from stmlog_tools.report import percent
 from stmlog_tools.format import C8_FINAL, C8_TABLES
 from stmlog_tools.logfile import LogError
 from tests.stmlog.conftest import ENGINES, c_accelerator_built, ms, same_report, write_c7, write_c8
