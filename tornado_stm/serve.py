@@ -7,9 +7,13 @@ returning one. The application runs on a
 present, the application's modules are instrumented first so that its
 handlers run as atomic sections.
 
-On SIGINT or SIGTERM the server stops accepting connections, lets the
-requests in flight finish (for at most ``--shutdown-timeout`` seconds),
-closes idle connections, writes the PYPYSTM log out, and exits 0.
+On SIGINT or SIGTERM the server stops accepting connections and answers
+503 to any request that arrives from then on, lets the requests in flight
+finish, closes idle connections, writes the PYPYSTM log out, and exits 0.
+Requests still running after ``--shutdown-timeout`` seconds are cut
+(answered 503, or their connections closed) and the process exits 1 with
+one line saying how many; a second signal does the same at once and exits
+128 + the signal number (see :class:`Shutdown`).
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ import logging
 import os
 import signal
 import sys
+import threading
+import time
 from typing import Any, Optional
 
 import tornado.httputil
@@ -64,7 +70,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "finished (the 2014 design; for comparison)")
     parser.add_argument("--shutdown-timeout", type=float, default=10.0, metavar="SECONDS",
                         help="on SIGINT/SIGTERM, wait at most this long for requests "
-                        "in flight (default 10)")
+                        "in flight (default 10); those still running then are "
+                        "answered 503 or their connections closed, and the exit "
+                        "status is 1. A second signal stops at once")
     parser.set_defaults(func=run)
 
 
@@ -104,14 +112,24 @@ def _serve(args: argparse.Namespace) -> int:
     app = load_application(module_name, attr)
 
     loop = new_event_loop(threads=threads, pipelining=args.pipelining)
+    shutdown = Shutdown(loop, InFlightRequests(app), args.shutdown_timeout)
+    shutdown.install()
     _print_banner(args, loop.threads, mode)
     try:
-        loop.run_until_complete(_serve_until_signalled(app, args))
+        loop.run_until_complete(_serve_until_signalled(app, args, shutdown))
+        if not shutdown.clean_exit():
+            _wait_for_ever()  # the shutdown thread is cutting requests and ends the process
+        print("tornado-stm serve: stopped", flush=True)
         loop.run_until_complete(loop.shutdown_asyncgens())
     finally:
         loop.close()
         _flush_stm_log()
     return 0
+
+
+def _wait_for_ever() -> None:
+    while True:
+        time.sleep(3600)
 
 
 def _start_stm_log(path: str) -> None:
@@ -217,42 +235,133 @@ def _print_banner(args: argparse.Namespace, threads: int, mode: str) -> None:
                        "for parallelism)")
 
 
-async def _serve_until_signalled(app: Any, args: argparse.Namespace) -> None:
+async def _serve_until_signalled(app: Any, args: argparse.Namespace,
+                                 shutdown: "Shutdown") -> None:
     import tornado.httpserver
 
-    tracker = InFlightRequests(app)
-    server = tornado.httpserver.HTTPServer(tracker)
+    server = tornado.httpserver.HTTPServer(shutdown.tracker)
     try:
         server.listen(args.port, address=args.address)
     except OSError as exc:
         raise ServeError(f"cannot listen on {args.address}:{args.port}: {exc.strerror or exc}") from None
-    loop = asyncio.get_running_loop()
     stop_requested = asyncio.Event()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, _on_signal, signum, stop_requested)
-    try:
-        await stop_requested.wait()
-    finally:
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            # A second signal now stops at once, as usual.
-            loop.remove_signal_handler(signum)
+    shutdown.begin_in_loop = stop_requested.set
+    if shutdown.signalled.is_set():  # a signal came while the app was loading
+        stop_requested.set()
+    await stop_requested.wait()
     server.stop()
-    if not await tracker.wait_idle(args.shutdown_timeout):
-        logger.warning("%d request(s) still in flight after %.1fs; closing their connections",
-                       tracker.count, args.shutdown_timeout)
-    try:
-        await asyncio.wait_for(server.close_all_connections(), timeout=5)
-    except asyncio.TimeoutError:
-        logger.warning("some connections did not close within 5s")
-    print("tornado-stm serve: stopped", flush=True)
+    # Requests in flight finish here; the Shutdown thread enforces the deadline.
+    await shutdown.tracker.wait_idle()
+    await server.close_all_connections()
 
 
-def _on_signal(signum: int, stop_requested: asyncio.Event) -> None:
-    if stop_requested.is_set():
-        return
-    print(f"tornado-stm serve: {signal.Signals(signum).name}: no new connections; "
-          "finishing requests in flight", flush=True)
-    stop_requested.set()
+class Shutdown:
+    """How a server stops: the first SIGINT/SIGTERM is graceful, with a deadline;
+    a second one stops at once.
+
+    The signal handlers only record the signal: a thread of this class does
+    the rest, so that neither a handler computing on the loop's thread nor
+    a busy world lock can keep the process from stopping. On the first
+    signal it marks the tracker closing (a request that arrives from then
+    on is answered 503 and its connection closed) and asks the loop to stop
+    listening and to wait for the requests in flight. If the loop has not
+    finished ``timeout`` seconds later, or at a second signal, the requests
+    still running are *cut*: answered 503 if they had not started their
+    response, their connections closed otherwise; the PYPYSTM log is
+    flushed, one line says how many were cut, and the process exits with
+    status 1 (deadline) or 128 + the signal number (second signal).
+    """
+
+    #: How long a cut waits for a thread of the loop to answer the 503s.
+    CUT_WAIT_SECONDS = 1.0
+
+    def __init__(self, loop: Any, tracker: "InFlightRequests", timeout: float) -> None:
+        self.loop = loop
+        self.tracker = tracker
+        self.timeout = timeout
+        self.signals: list[int] = []
+        self.signalled = threading.Event()
+        self.begin_in_loop: Optional[Any] = None  # set by _serve_until_signalled
+        # Whoever takes it decides how the process ends: the main thread
+        # (a clean stop) or the shutdown thread (a cut).
+        self.ending = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name="tornado-stm-shutdown",
+                                        daemon=True)
+
+    def install(self) -> None:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, self._on_signal)
+        self._thread.start()
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        # Runs on the main thread wherever it is (even inside a section):
+        # only record, never touch the loop or Tornado.
+        self.signals.append(signum)
+        self.signalled.set()
+
+    def clean_exit(self) -> bool:
+        """Called by the main thread when the loop has finished: True to go on."""
+        return self.ending.acquire(blocking=False)
+
+    def _run(self) -> None:
+        self.signalled.wait()
+        first = self.signals[0]
+        name = signal.Signals(first).name
+        print(f"tornado-stm serve: {name}: no new connections; finishing requests in flight "
+              f"(at most {self.timeout:g}s; {name} again stops at once)", flush=True)
+        self.tracker.closing = True
+        self._call_in_loop(self._begin)
+        deadline = time.monotonic() + self.timeout
+        while True:
+            if len(self.signals) > 1:
+                again = signal.Signals(self.signals[1]).name
+                return self._cut(f"{again} again: stopped at once", 128 + self.signals[1],
+                                 wait=0.3)
+            if time.monotonic() >= deadline:
+                return self._cut(f"shutdown timeout of {self.timeout:g}s passed", 1,
+                                 wait=self.CUT_WAIT_SECONDS)
+            time.sleep(0.02)
+
+    def _begin(self) -> None:
+        if self.begin_in_loop is not None:
+            self.begin_in_loop()
+
+    def _call_in_loop(self, function: Any) -> Optional[threading.Event]:
+        done = threading.Event()
+
+        def call() -> None:
+            try:
+                function()
+            finally:
+                done.set()
+        try:
+            self.loop.call_soon_threadsafe(call)
+        except RuntimeError:  # the loop is closed already
+            return None
+        return done
+
+    def _cut(self, why: str, status: int, wait: float) -> None:
+        if not self.ending.acquire(blocking=False):
+            return  # the main thread is ending the process cleanly
+        outcome: dict[str, int] = {}
+        done = self._call_in_loop(lambda: outcome.update(self.tracker.cut_all()))
+        # A loop thread answers the 503s, unless every one is busy (a
+        # runaway handler holding the world lock): then exiting closes
+        # the connections.
+        if done is not None:
+            done.wait(wait)
+        cut = outcome.get("cut", self.tracker.count)
+        answered = outcome.get("answered", 0)
+        try:
+            _flush_stm_log()
+        except Exception as exc:  # the log is the user's: say it, but stop anyway
+            print(f"tornado-stm serve: flushing the PYPYSTM log failed: {exc}", file=sys.stderr)
+        how = (f"{answered} answered 503, {cut - answered} connection(s) closed"
+               if outcome else "connection(s) closed")
+        print(f"tornado-stm serve: {why}: {cut} request(s) still running cut ({how}); "
+              f"exit status {status}", file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        os._exit(status)
 
 
 class InFlightRequests(tornado.httputil.HTTPServerConnectionDelegate):
@@ -261,12 +370,20 @@ class InFlightRequests(tornado.httputil.HTTPServerConnectionDelegate):
     It sits between Tornado's HTTPServer and the Application: a request
     counts from its headers until its response is finished, its
     connection closes, or it is upgraded (a websocket is not waited for).
+    Once ``closing`` is set (by the first signal), a request whose headers
+    arrive is answered 503 without reaching the application, and its
+    connection closed.
     """
 
     def __init__(self, app: Any) -> None:
         self.app = app
-        self.count = 0
+        self.in_flight: set["_TrackedConnection"] = set()
+        self.closing = False
         self._idle: Optional[asyncio.Event] = None
+
+    @property
+    def count(self) -> int:
+        return len(self.in_flight)
 
     # tornado.httputil.HTTPServerConnectionDelegate
     def start_request(self, server_conn: object, request_conn: Any) -> Any:
@@ -275,21 +392,31 @@ class InFlightRequests(tornado.httputil.HTTPServerConnectionDelegate):
     def on_close(self, server_conn: object) -> None:
         self.app.on_close(server_conn)
 
-    def _finished_one(self) -> None:
-        self.count -= 1
-        if self.count == 0 and self._idle is not None:
+    def _finished_one(self, connection: "_TrackedConnection") -> None:
+        self.in_flight.discard(connection)
+        if not self.in_flight and self._idle is not None:
             self._idle.set()
 
-    async def wait_idle(self, timeout: float) -> bool:
-        """Wait until no request is in flight; False if ``timeout`` passed first."""
-        if self.count == 0:
-            return True
-        self._idle = asyncio.Event()
-        try:
-            await asyncio.wait_for(self._idle.wait(), timeout)
-            return True
-        except asyncio.TimeoutError:
-            return False
+    async def wait_idle(self) -> None:
+        """Wait until no request is in flight."""
+        if self.in_flight:
+            self._idle = asyncio.Event()
+            await self._idle.wait()
+
+    def cut_all(self) -> dict[str, int]:
+        """Under W: answer 503 to every request in flight that has not started
+        its response, close the connections of the others."""
+        cut = answered = 0
+        for connection in list(self.in_flight):
+            cut += 1
+            if connection.respond_unavailable():
+                answered += 1
+            else:
+                connection.close_stream()
+        return {"cut": cut, "answered": answered}
+
+
+_UNAVAILABLE_BODY = b"503: Service Unavailable (the server is stopping)\n"
 
 
 class _TrackedConnection:
@@ -300,13 +427,17 @@ class _TrackedConnection:
         self._connection = connection
         self._counted = False  # from the request's headers on
         self._done = False
+        self._responding = False  # the response's headers are written
         # The calls every response makes, bound once rather than forwarded.
-        self.write_headers = connection.write_headers
         self.write = connection.write
         self.set_close_callback = connection.set_close_callback
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._connection, name)
+
+    def write_headers(self, start_line: Any, headers: Any, chunk: Optional[bytes] = None) -> Any:
+        self._responding = True
+        return self._connection.write_headers(start_line, headers, chunk)
 
     def finish(self) -> None:
         try:
@@ -321,12 +452,40 @@ class _TrackedConnection:
     def mark_started(self) -> None:
         if not self._counted:
             self._counted = True
-            self._tracker.count += 1
+            self._tracker.in_flight.add(self)
 
     def mark_done(self) -> None:
         if self._counted and not self._done:
             self._done = True
-            self._tracker._finished_one()
+            self._tracker._finished_one(self)
+
+    def respond_unavailable(self) -> bool:
+        """Answer 503 and close, if no response was started; False otherwise."""
+        if self._responding or self._done:
+            return False
+        self._responding = True
+        try:
+            headers = tornado.httputil.HTTPHeaders({
+                "Content-Type": "text/plain; charset=UTF-8",
+                "Content-Length": str(len(_UNAVAILABLE_BODY)),
+                "Connection": "close"})
+            self._connection.write_headers(
+                tornado.httputil.ResponseStartLine("HTTP/1.1", 503, "Service Unavailable"),
+                headers, _UNAVAILABLE_BODY)
+            self._connection.finish()
+        except Exception:  # the stream is gone: closing it is all that is left
+            self.close_stream()
+            return False
+        finally:
+            self.mark_done()
+        self.close_stream()
+        return True
+
+    def close_stream(self) -> None:
+        stream = getattr(self._connection, "stream", None)
+        if stream is not None:
+            stream.close()
+        self.mark_done()
 
 
 class _TrackedMessage(tornado.httputil.HTTPMessageDelegate):
@@ -334,24 +493,35 @@ class _TrackedMessage(tornado.httputil.HTTPMessageDelegate):
 
     def __init__(self, tracker: InFlightRequests, server_conn: object,
                  connection: _TrackedConnection) -> None:
+        self.tracker = tracker
         self.connection = connection
         self.inner = tracker.app.start_request(server_conn, connection)
+        self.refused = False
 
     def headers_received(self, start_line: Any, headers: Any) -> Any:
+        if self.tracker.closing:
+            # The server is stopping: no new request reaches the application.
+            self.refused = True
+            self.connection.respond_unavailable()
+            return None
         # Not before: an idle keep-alive connection waits in start_request
         # for a next request that may never come.
         self.connection.mark_started()
         return self.inner.headers_received(start_line, headers)
 
     def data_received(self, chunk: bytes) -> Any:
+        if self.refused:
+            return None
         return self.inner.data_received(chunk)
 
     def finish(self) -> None:
-        self.inner.finish()
+        if not self.refused:
+            self.inner.finish()
 
     def on_connection_close(self) -> None:
         try:
-            self.inner.on_connection_close()
+            if not self.refused:
+                self.inner.on_connection_close()
         finally:
             self.connection.mark_done()
 

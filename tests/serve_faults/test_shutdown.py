@@ -1,0 +1,99 @@
+"""Stopping ``tornado-stm serve`` with a handler still computing: the deadline holds.
+
+Real server processes on loopback ports; every wait is bounded and every
+process the test starts is killed by it.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+
+import pytest
+
+from tests.serve_faults.helpers import get, read_response, send_get, start
+
+THREADS = ["2", "4"]
+
+
+def _output(server) -> str:
+    with open(server.output_path, errors="replace") as stream:
+        return stream.read()
+
+
+@pytest.mark.parametrize("threads", THREADS)
+def test_the_shutdown_timeout_cuts_a_runaway_request(tmp_path, threads) -> None:
+    server = start(str(tmp_path), "--threads", threads, "--shutdown-timeout", "2")
+    try:
+        idle = send_get(server.port, "/hello")  # a keep-alive connection, used before the signal
+        assert read_response(idle).startswith(b"HTTP/1.1 200")
+        runaway = send_get(server.port, "/runaway")
+        time.sleep(0.5)  # the handler is computing now
+        assert get(server.port, "/hello").startswith(b"HTTP/1.1 200")
+        signalled = time.monotonic()
+        server.process.send_signal(signal.SIGTERM)
+        time.sleep(0.5)
+        # No new request is accepted after the signal: not on a new
+        # connection, not on a kept-alive one.
+        late = get(server.port, "/hello", timeout=5)
+        assert not late.startswith(b"HTTP/1.1 200"), late[:100]
+        try:
+            idle.sendall(b"GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+            again = read_response(idle, timeout=5)
+        except OSError:
+            again = b""
+        assert not again.startswith(b"HTTP/1.1 200"), again[:100]
+        # The runaway request is answered 503 at the deadline, or its connection closed.
+        answer = read_response(runaway, timeout=15)
+        assert answer == b"" or answer.startswith(b"HTTP/1.1 503"), answer[:100]
+        status = server.process.wait(15)
+        elapsed = time.monotonic() - signalled
+        runaway.close()
+        idle.close()
+    finally:
+        server.stop()
+    output = _output(server)
+    assert status not in (0, None), output
+    assert elapsed < 2 + 5, f"exited {elapsed:.1f}s after the signal"
+    cut = [line for line in output.splitlines() if "cut" in line]
+    assert len(cut) == 1 and "1 request" in cut[0], output
+    assert "Traceback" not in output
+
+
+@pytest.mark.parametrize("threads", THREADS)
+@pytest.mark.parametrize("second", [signal.SIGTERM, signal.SIGINT])
+def test_a_second_signal_stops_at_once(tmp_path, threads, second) -> None:
+    server = start(str(tmp_path), "--threads", threads, "--shutdown-timeout", "60")
+    try:
+        runaway = send_get(server.port, "/runaway")
+        time.sleep(0.5)
+        server.process.send_signal(signal.SIGTERM)
+        time.sleep(0.5)
+        assert server.process.poll() is None, "the first signal must let requests finish"
+        stopping = time.monotonic()
+        server.process.send_signal(second)
+        status = server.process.wait(10)
+        elapsed = time.monotonic() - stopping
+        runaway.close()
+    finally:
+        server.stop()
+    output = _output(server)
+    assert status != 0, output
+    assert elapsed < 3, f"the second signal took {elapsed:.1f}s"
+    assert "1 request" in output and "Traceback" not in output
+
+
+@pytest.mark.parametrize("threads", THREADS)
+def test_requests_that_finish_in_time_exit_0(tmp_path, threads) -> None:
+    server = start(str(tmp_path), "--threads", threads, "--shutdown-timeout", "20")
+    try:
+        computing = send_get(server.port, "/compute/15")
+        time.sleep(0.3)
+        server.process.send_signal(signal.SIGTERM)
+        answer = read_response(computing, timeout=20)
+        status = server.process.wait(20)
+        computing.close()
+    finally:
+        server.stop()
+    assert answer.startswith(b"HTTP/1.1 200") and b"computed True" in answer
+    assert status == 0, _output(server)
