@@ -1,0 +1,690 @@
+"""The grammar: one generator per construct family, each drawing a program from a seed.
+
+A family fixes the shared state and the invariant (conservation of a total,
+a bounded buffer, two containers kept equal, a counter equal to the number
+of increments...); the seed picks the container kinds, the Python forms
+used to read and write them (truthiness, operators, unpacking, lazy
+iterators, ``collections`` methods, class attributes, globals, closures,
+exceptions, inevitable calls), the busy-loop lengths that widen race
+windows, and the driver (2 or 4 threads, plain threads or a
+``TransactionQueue``). Every invariant holds after any serial order of any
+calls: :func:`tests.stm.difftest.runner.run_serial` checks the generator
+itself.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Callable
+
+from tests.stm.difftest.program import Program
+
+#: Lengths of the busy loops that sit between a read and the write it feeds.
+SPINS = (100, 400, 1500)
+
+Family = Callable[[random.Random], tuple[str, str, list[str], bool, bool]]
+
+
+def _block(*lines: str, indent: int = 1) -> str:
+    """Lines of a function body (already relative), indented ``indent`` levels."""
+    pad = "    " * indent
+    out = []
+    for line in lines:
+        for sub in line.split("\n"):
+            out.append(pad + sub if sub else "")
+    return "\n".join(out)
+
+
+def _def(name: str, *lines: str, args: str = "i") -> str:
+    return f"def {name}({args}):\n" + _block(*lines) + "\n"
+
+
+# -- bank: conservation of a total ---------------------------------------------
+
+_DICT_KINDS = ("dict", "stmdict", "stmiddict", "defaultdict", "Counter", "OrderedDict")
+
+
+def bank(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
+    kind = rng.choice(_DICT_KINDS + ("list", "slots"))
+    n = rng.choice((3, 4, 6))
+    spin = rng.choice(SPINS)
+    state = [f"N = {n}", "INIT = 100", "TOTAL = N * INIT",
+             "KEYS = tuple('k%d' % j for j in range(N))"]
+    if kind in _DICT_KINDS:
+        ctor = {"dict": "{}", "stmdict": "stmdict()", "stmiddict": "stmiddict()",
+                "defaultdict": "defaultdict(int)", "Counter": "Counter()",
+                "OrderedDict": "OrderedDict()"}[kind]
+        state += [f"ACC = {ctor}", "for _k in KEYS:\n    ACC[_k] = INIT"]
+        key = "KEYS[{}]"
+        writes = ["rmw", "aug", "update", "richest"] + (["counter"] if kind == "Counter" else [])
+        audits = ["values", "loop", "items", "get"] + (
+            ["splat", "dictcall"] if kind != "stmiddict" else [])
+    elif kind == "list":
+        state += ["ACC = [INIT] * N"]
+        key = "{}"
+        writes = ["rmw", "aug", "slice", "richest"]
+        audits = ["values", "loop", "splat", "fstring", "percent", "unpack_star"]
+    else:
+        state += ["class Acct:\n    __slots__ = ('bal',)\n    def __init__(self, bal):\n"
+                  "        self.bal = bal",
+                  "ACC = [Acct(INIT) for _ in range(N)]"]
+        key = "{}"
+        writes = ["rmw", "aug"]
+        audits = ["values", "loop"]
+    write = rng.choice(writes)
+    audit = rng.choice(audits)
+
+    pick = ["a = i % N", "b = (a + 1 + (i // 7) % (N - 1)) % N", "amt = 1 + i % 7"]
+    if kind in _DICT_KINDS:
+        pick += ["a = KEYS[a]", "b = KEYS[b]"]
+    if kind == "slots":
+        body = {"rmw": ["x = ACC[a].bal", f"_spin({spin})", "ACC[a].bal = x - amt",
+                        "ACC[b].bal = ACC[b].bal + amt"],
+                "aug": ["ACC[a].bal -= amt", f"_spin({spin})", "ACC[b].bal += amt"]}[write]
+    else:
+        body = {
+            "rmw": ["x = ACC[a]", f"_spin({spin})", "ACC[a] = x - amt", "ACC[b] = ACC[b] + amt"],
+            "aug": ["ACC[a] -= amt", f"_spin({spin})", "ACC[b] += amt"],
+            "update": (["na = ACC[a] - amt", "nb = ACC[b] + amt", f"_spin({spin})",
+                        "ACC.update({a: na, b: nb})"] if kind != "Counter" else
+                       ["x = ACC[a]", f"_spin({spin})", "ACC.update({a: -amt, b: amt})",
+                        "if ACC[a] != x - amt:\n    _torn('Counter.update lost own write')"]),
+            "counter": ["ACC.subtract({a: amt})", f"_spin({spin})", "ACC.update({b: amt})"],
+            "slice": ["lo, hi = min(a, b), max(a, b)", "part = ACC[lo:hi + 1]",
+                      f"_spin({spin})", "part[a - lo] -= amt", "part[b - lo] += amt",
+                      "ACC[lo:hi + 1] = part"],
+            "richest": ([("a = max(ACC, key=ACC.get)" if kind in _DICT_KINDS
+                          else "a = ACC.index(max(ACC))"),
+                         ("b = KEYS[(KEYS.index(a) + 1) % N]" if kind in _DICT_KINDS
+                          else "b = (a + 1) % N"),
+                         "x = ACC[a]", f"_spin({spin})", "ACC[a] = x - amt",
+                         "ACC[b] = ACC[b] + amt"]),
+        }[write]
+    transfer = _def("op_transfer", *pick, *body)
+
+    if kind == "slots":
+        total = {"values": "total = sum(acct.bal for acct in ACC)",
+                 "loop": "total = 0\nfor acct in ACC:\n    total += acct.bal\n"
+                         f"    _spin({spin // 3})"}[audit]
+    elif kind == "list":
+        total = {"values": "total = sum(ACC)",
+                 "loop": f"total = 0\nfor j in range(N):\n    total += ACC[j]\n    _spin({spin // 3})",
+                 "splat": "snap = [*ACC]\ntotal = sum(snap)",
+                 "fstring": "text = f'{ACC}'\ntotal = sum(int(p) for p in text.strip('[]').split(', '))",
+                 "percent": "text = '%s' % (ACC,)\ntotal = sum(int(p) for p in text.strip('[]').split(', '))",
+                 "unpack_star": "first, *rest = ACC\ntotal = first + sum(rest)"}[audit]
+    else:
+        total = {"values": "total = sum(ACC.values())",
+                 "loop": f"total = 0\nfor k in KEYS:\n    total += ACC[k]\n    _spin({spin // 3})",
+                 "items": "total = sum(v for _, v in ACC.items())",
+                 "get": "total = sum(map(ACC.get, KEYS))",
+                 "splat": "snap = {**ACC}\ntotal = sum(snap.values())",
+                 "dictcall": "total = sum(dict(ACC).values())"}[audit]
+    audit_fn = _def("op_audit", total, "if total != TOTAL:\n    _torn('audit saw total %r' % (total,))")
+    if kind == "slots":
+        final = "total = sum(acct.bal for acct in ACC)"
+    elif kind == "list":
+        final = "total = sum(ACC)"
+    else:
+        final = "total = sum(ACC[k] for k in KEYS)"
+    check = _def("check", "problems = []", final,
+                 "if total != TOTAL:\n    problems.append('final total %r != %r' % (total, TOTAL))",
+                 "return problems", args="calls")
+    body_src = "\n".join(state) + "\n\n\n" + transfer + "\n\n" + audit_fn + "\n\n" + check
+    variant = f"kind={kind} write={write} audit={audit} spin={spin}"
+    return variant, body_src, ["op_transfer", "op_transfer", "op_audit"], False, True
+
+
+# -- buffer: a bounded buffer guarded by truthiness ----------------------------
+
+def buffer(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
+    kind = rng.choice(("list", "deque", "dict", "OrderedDict", "set"))
+    cap = rng.choice((1, 2, 3, 5))
+    spin = rng.choice(SPINS)
+    counters = rng.choice(("dict", "globals"))
+    ctor = {"list": "[]", "deque": "deque()", "dict": "{}", "OrderedDict": "OrderedDict()",
+            "set": "set()"}[kind]
+    add = {"list": "BUF.append(i)", "deque": rng.choice(("BUF.append(i)", "BUF.appendleft(i)")),
+           "dict": "BUF[i] = i", "OrderedDict": "BUF[i] = i", "set": "BUF.add(i)"}[kind]
+    take = {"list": ("BUF.pop(0)", "BUF.pop()", "del BUF[0]", "x = BUF[-1]\nBUF.remove(x)"),
+            "deque": ("BUF.popleft()", "BUF.pop()", "x = BUF[0]\nBUF.remove(x)"),
+            "dict": ("BUF.popitem()", "del BUF[next(iter(BUF))]", "BUF.pop(min(BUF))"),
+            "OrderedDict": ("BUF.popitem(last=False)", "BUF.popitem()",
+                            "k = next(iter(BUF))\nBUF.move_to_end(k)\nBUF.popitem()"),
+            "set": ("BUF.pop()", "BUF.remove(min(BUF))", "BUF.discard(max(BUF))")}[kind]
+    take = rng.choice(take)
+    full_guard = rng.choice(("len(BUF) < CAP", "not len(BUF) >= CAP", "CAP - len(BUF) > 0"))
+    empty = {"list": "[]", "deque": "deque()", "dict": "{}", "OrderedDict": "OrderedDict()",
+             "set": "set()"}[kind]
+    guard = rng.choice(("truth", "not_return", "len", "bool", "or", "ne_empty", "and"))
+    if counters == "dict":
+        state_c = "STATS = {'produced': 0, 'consumed': 0}"
+        inc_p, inc_c = "STATS['produced'] += 1", "STATS['consumed'] += 1"
+        glob = ""
+        produced, consumed = "STATS['produced']", "STATS['consumed']"
+    else:
+        state_c = "PRODUCED = 0\nCONSUMED = 0"
+        inc_p, inc_c = "PRODUCED += 1", "CONSUMED += 1"
+        glob = "global PRODUCED, CONSUMED\n"
+        produced, consumed = "PRODUCED", "CONSUMED"
+    produce = _def("op_produce", glob + f"if {full_guard}:\n    _spin({spin})\n"
+                   + _block(add, inc_p))
+    do_take = _block(f"_spin({spin})", take, inc_c)
+    if guard == "not_return":
+        consume = _def("op_consume", glob + "if not BUF:\n    return\n" + _block(f"_spin({spin})",
+                                                                                take, inc_c, indent=0))
+    else:
+        cond = {"truth": "BUF", "len": "len(BUF) > 0", "bool": "bool(BUF)",
+                "or": "(BUF or None) is not None", "ne_empty": f"BUF != {empty}",
+                "and": "BUF and True"}[guard]
+        consume = _def("op_consume", glob + f"if {cond}:\n" + do_take)
+    peek = _def("op_peek", f"n = len(BUF)",
+                f"if n > CAP:\n    _torn('buffer holds %d > CAP items' % n)",
+                f"if {produced} - {consumed} != len(BUF):\n"
+                f"    _torn('produced - consumed != len(BUF)')")
+    check = _def("check", "problems = []",
+                 "if len(BUF) > CAP:\n    problems.append('final buffer holds %d > CAP' % len(BUF))",
+                 f"if {produced} - {consumed} != len(BUF):\n"
+                 f"    problems.append('produced %d - consumed %d != len %d' % "
+                 f"({produced}, {consumed}, len(BUF)))",
+                 "return problems", args="calls")
+    body = (f"CAP = {cap}\nBUF = {ctor}\n{state_c}\n\n\n" + produce + "\n\n" + consume + "\n\n"
+            + peek + "\n\n" + check)
+    variant = f"kind={kind} take={take!r} guard={guard} cap={cap} counters={counters} spin={spin}"
+    return variant, body, ["op_produce", "op_consume", "op_produce", "op_consume", "op_peek"], \
+        False, True
+
+
+# -- mirror: two containers updated together, compared with operators ----------
+
+def mirror(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
+    kind = rng.choice(("list", "set", "dict"))
+    spin = rng.choice(SPINS)
+    own = rng.random() < 0.5
+    if kind == "list":
+        ctor, add, rm_guard = "[]", ("A.append(i)", "B.append(i)"), "if len(A) > 2:"
+        remove = ("A.pop()", "B.pop()")
+        forms = ("A == B", "not (A != B)", "[*A] == [*B]", "not (A < B) and not (B < A)",
+                 "A + [0] == B + [0]", "list(A) == list(B)", "len(A) == len(B)",
+                 "all(x == y for x, y in zip(A, B))")
+    elif kind == "set":
+        ctor, add, rm_guard = "set()", ("A.add(i)", "B.add(i)"), "if len(A) > 2:"
+        remove = ("x = min(A)\nA.discard(x)", "B.discard(x)")
+        forms = ("A == B", "not (A - B) and not (B - A)", "A | B == A & B",
+                 "A.union(B) == A.intersection(B)", "not (A ^ B)", "A <= B <= A",
+                 "set(A) == set(B)")
+    else:
+        ctor, add, rm_guard = "{}", ("A[i] = i", "B[i] = i"), "if len(A) > 2:"
+        remove = ("k = next(iter(A))\ndel A[k]", "del B[k]")
+        forms = ("A == B", "{**A} == {**B}", "A.items() == B.items()",
+                 "(A | B) == A and len(A) == len(B)", "dict(A) == dict(B)",
+                 "sorted(A) == sorted(B)")
+    form = rng.choice(forms)
+    own_check = (f"if not ({form}):\n    _torn('own writes: not ({form}) after updating both')"
+                 if own else "")
+    op_add = _def("op_add", add[0], f"_spin({spin})", add[1], own_check)
+    op_remove = _def("op_remove", f"{rm_guard}\n" + _block(remove[0], f"_spin({spin})", remove[1]))
+    op_compare = _def("op_compare", f"if not ({form}):\n    _torn('saw not ({form})')")
+    check = _def("check", "problems = []",
+                 "if A != B:\n    problems.append('final A != B: %r %r' % (A, B))",
+                 "return problems", args="calls")
+    body = f"A = {ctor}\nB = {ctor}\n\n\n" + op_add + "\n\n" + op_remove + "\n\n" + op_compare \
+        + "\n\n" + check
+    variant = f"kind={kind} form={form!r} own_check={own} spin={spin}"
+    return variant, body, ["op_add", "op_add", "op_remove", "op_compare", "op_compare"], False, True
+
+
+# -- pair: unpacking, slices and formatting of a two-element list ---------------
+
+def pair(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
+    spin = rng.choice(SPINS)
+    read = rng.choice(("a, b = PAIR", "a, b = [*PAIR]", "a, b = tuple(PAIR)", "a, b = PAIR[:]",
+                       "a, *rest = PAIR\nb = rest[0]", "a = PAIR[0]\nb = PAIR[1]",
+                       "a, b = iter(PAIR)", "(a, b), = [PAIR]"))
+    write = rng.choice(("PAIR[0], PAIR[1] = a - d, b + d", "PAIR[:] = [a - d, b + d]",
+                        "TMP[:] = [a - d, b + d]\nPAIR[:] = TMP",
+                        "PAIR.clear()\nPAIR.extend([a - d, b + d])",
+                        "PAIR.append(b + d)\nPAIR.pop(0)\nPAIR.insert(0, a - d)\nPAIR.pop(1)",
+                        "PAIR[0:1] = [a - d]\nPAIR[1:] = [b + d]"))
+    view = rng.choice(("a, b = PAIR", "text = f'{PAIR[0]},{PAIR[1]}'\na, b = map(int, text.split(','))",
+                       "text = '%d,%d' % tuple(PAIR)\na, b = map(int, text.split(','))",
+                       "text = f'{PAIR}'\na, b = map(int, text.strip('[]').split(', '))",
+                       "text = str(PAIR)\na, b = map(int, text.strip('[]').split(', '))",
+                       "a, b = sorted(PAIR)", "a, b = max(PAIR), min(PAIR)",
+                       f"a = PAIR[0]\n_spin({spin})\nb = PAIR[1]"))
+    own = rng.choice(("", "if PAIR[0] + PAIR[1] != TOTAL:\n    _torn('own write: PAIR sums to %r' % (PAIR[0] + PAIR[1],))",
+                      "if f'{PAIR}' != f'[{a - d}, {b + d}]':\n    _torn('f-string of PAIR %s misses own write' % (f'{PAIR}',))",
+                      "if [*PAIR] != [a - d, b + d]:\n    _torn('[*PAIR] misses own write')",
+                      "x, y = PAIR\nif (x, y) != (a - d, b + d):\n    _torn('unpacking misses own write')"))
+    op_move = _def("op_move", read, "d = 1 + i % 5", f"_spin({spin})", write, own)
+    op_view = _def("op_view", view,
+                   "if a + b != TOTAL:\n    _torn('pair sums to %r' % (a + b,))")
+    check = _def("check", "problems = []",
+                 "if len(PAIR) != 2 or sum(PAIR) != TOTAL:\n"
+                 "    problems.append('final PAIR %r' % (PAIR,))", "return problems", args="calls")
+    body = "TOTAL = 200\nPAIR = [100, 100]\nTMP = [0, 0]\n\n\n" + op_move + "\n\n" + op_view \
+        + "\n\n" + check
+    variant = f"read={read!r} write={write!r} view={view!r} own={own.splitlines()[0] if own else ''!r}"
+    return variant, body, ["op_move", "op_view"], False, True
+
+
+# -- lazy: iterators over shared containers consumed after later writes --------
+
+def lazy(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
+    kind = rng.choice(("list", "dict"))
+    spin = rng.choice(SPINS)
+    own = rng.random() < 0.6
+    if kind == "list":
+        state = "N = 5\nTOTAL = 500\nL = [100] * N\nM = [100] * N"
+        lazy_form = rng.choice(("enumerate", "iter", "map", "genexp", "zip", "reversed", "filter",
+                                "slice_iter"))
+        make = {"enumerate": "it = enumerate(L)", "iter": "it = iter(L)",
+                "map": "it = map(int, L)", "genexp": "it = (x for x in L)",
+                "zip": "it = zip(L, M)", "reversed": "it = reversed(L)",
+                "filter": "it = filter(lambda x: True, L)",
+                "slice_iter": "it = (L[j] for j in range(N))"}[lazy_form]
+        consume = {"enumerate": "total = sum(v for _, v in it)",
+                   "zip": "pairs = list(it)\ntotal = sum(x for x, _ in pairs)\n"
+                          "if any(x != y for x, y in pairs):\n    _torn('zip(L, M) saw L != M')"
+                   }.get(lazy_form, "total = sum(it)")
+        transfer = ["x = L[a]", "L[a] = x - amt", "M[a] = x - amt", "L[b] += amt", "M[b] += amt"]
+        final = "sum(L)"
+        extra = "if L != M:\n    problems.append('final L != M')"
+    else:
+        state = ("N = 5\nTOTAL = 500\nKEYS = tuple('k%d' % j for j in range(N))\n"
+                 "D = {k: 100 for k in KEYS}")
+        lazy_form = rng.choice(("values", "items", "iter_values", "genexp", "map_get", "keys"))
+        make = {"values": "it = D.values()", "items": "it = D.items()",
+                "iter_values": "it = iter(D.values())", "genexp": "it = (D[k] for k in D)",
+                "map_get": "it = map(D.get, KEYS)", "keys": "it = iter(D.keys())"}[lazy_form]
+        consume = {"items": "total = sum(v for _, v in it)",
+                   "keys": "total = sum(D[k] for k in it)"}.get(lazy_form, "total = sum(it)")
+        transfer = ["a = KEYS[a]", "b = KEYS[b]", "x = D[a]", "D[a] = x - amt", "D[b] += amt"]
+        final = "sum(D.values())"
+        extra = ""
+    pick = ["a = i % N", "b = (a + 2) % N", "amt = 1 + i % 9"]
+    view_lines = [make] + (pick + transfer if own else []) + [f"_spin({spin})", consume,
+                                                               "if total != TOTAL:\n"
+                                                               "    _torn('lazy iterator summed %r' % (total,))"]
+    op_view = _def("op_view", *view_lines)
+    mv = list(transfer)
+    mv.insert(2 if kind == "list" else 4, f"_spin({spin})")
+    op_move = _def("op_move", *pick, *mv)
+    check = _def("check", "problems = []", f"total = {final}",
+                 "if total != TOTAL:\n    problems.append('final total %r' % (total,))",
+                 extra, "return problems", args="calls")
+    body = state + "\n\n\n" + op_view + "\n\n" + op_move + "\n\n" + check
+    variant = f"kind={kind} lazy={lazy_form} own_write_before_consume={own} spin={spin}"
+    return variant, body, ["op_view", "op_move", "op_move"], False, True
+
+
+# -- collections types ---------------------------------------------------------
+
+def ordereddict(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
+    cap = rng.choice((2, 3, 4))
+    space = rng.choice((4, 6))
+    spin = rng.choice(SPINS)
+    evict = rng.choice(("OD.popitem(last=False)", "OD.popitem(False)",
+                        "k2 = next(iter(OD))\nv2 = OD.pop(k2)\nk2, v2 = k2, v2"))
+    if not evict.startswith("k2"):
+        evict = f"k2, v2 = {evict}"
+    touch_hit = rng.choice(("OD.move_to_end(k)\nOD[k] += 1", "OD[k] = OD[k] + 1\nOD.move_to_end(k)",
+                            "v = OD.pop(k)\nOD[k] = v + 1"))
+    op_touch = _def("op_touch", f"k = i % {space}",
+                    "if k in OD:\n" + _block(touch_hit),
+                    "else:\n" + _block("OD[k] = 1", "META['n'] += 1", f"_spin({spin})",
+                                       "if len(OD) > CAP:\n" + _block(evict, "META['n'] -= 1",
+                                                                       "META['evicted'] += v2")))
+    op_scan = _def("op_scan", "if len(OD) != META['n']:\n    _torn('len(OD) != META[n]')",
+                   "if len(OD) > CAP:\n    _torn('OD over capacity')",
+                   f"_spin({spin})",
+                   "keys = [*OD]",
+                   "if len(set(keys)) != len(keys) or len(keys) != len(OD):\n"
+                   "    _torn('OD keys %r' % (keys,))")
+    check = _def("check", "problems = []",
+                 "if len(OD) != META['n'] or len(OD) > CAP:\n"
+                 "    problems.append('len(OD)=%d META=%r' % (len(OD), META))",
+                 "if sum(OD.values()) + META['evicted'] != calls.get('op_touch', 0):\n"
+                 "    problems.append('touches lost: %d + %d != %d' % (sum(OD.values()), "
+                 "META['evicted'], calls.get('op_touch', 0)))",
+                 "return problems", args="calls")
+    body = (f"CAP = {cap}\nOD = OrderedDict()\nMETA = {{'n': 0, 'evicted': 0}}\n\n\n"
+            + op_touch + "\n\n" + op_scan + "\n\n" + check)
+    variant = f"cap={cap} space={space} evict={evict!r} hit={touch_hit!r} spin={spin}"
+    return variant, body, ["op_touch", "op_touch", "op_scan"], False, True
+
+
+def counter(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
+    spin = rng.choice(SPINS)
+    k = rng.choice((1, 2, 3))
+    add = rng.choice(("C.update(words)", "C.update({w: 1 for w in words})",
+                      "for w in words:\n    C[w] += 1", "C.update(Counter(words))",
+                      "global C\nC = C + Counter(words)"))
+    take = rng.choice(("C.subtract([w])", "C[w] -= 1", "C.update({w: -1})",
+                       "C.subtract(Counter([w]))"))
+    audit = rng.choice(("sum(C.values())", "C.total()", "sum(c for _, c in C.items())",
+                        "sum(C[w] for w in list(C))"))
+    op_add = _def("op_add", f"words = ['w%d' % ((i + j) % 5) for j in range({k})]",
+                  add, f"_spin({spin})", f"META['n'] += {k}")
+    op_take = _def("op_take", "top = C.most_common(1)",
+                   "if top and top[0][1] > 0:\n" + _block("w = top[0][0]", take, f"_spin({spin})",
+                                                           "META['n'] -= 1"))
+    op_audit = _def("op_audit", f"total = {audit}",
+                    "if total != META['n']:\n    _torn('Counter total %r != %r' % (total, META['n']))")
+    check = _def("check", "problems = []",
+                 "if sum(C.values()) != META['n']:\n"
+                 "    problems.append('final Counter total %r != %r' % (sum(C.values()), META['n']))",
+                 "return problems", args="calls")
+    body = "C = Counter()\nMETA = {'n': 0}\n\n\n" + op_add + "\n\n" + op_take + "\n\n" + op_audit \
+        + "\n\n" + check
+    variant = f"k={k} add={add!r} take={take!r} audit={audit!r} spin={spin}"
+    return variant, body, ["op_add", "op_add", "op_take", "op_audit"], False, True
+
+
+def deque_family(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
+    spin = rng.choice(SPINS)
+    push = rng.choice(("DQ.append(v)", "DQ.appendleft(v)", "DQ.extend([v])", "DQ += [v]"))
+    pop = rng.choice(("x = DQ.popleft()", "x = DQ.pop()", "x = DQ[0]\ndel DQ[0]"))
+    guard = rng.choice(("if DQ:", "if len(DQ) > 0:", "if not not DQ:"))
+    rot = rng.choice(("DQ.rotate(1 + i % 3)", "DQ.rotate(-1)", "DQ.reverse()",
+                      "DQ.append(DQ.popleft()) if DQ else None"))
+    audit = rng.choice(("sum(DQ)", "sum([*DQ])", "sum(list(DQ))", "sum(x for x in DQ)"))
+    push_op = "global DQ\n" + push if push.startswith("DQ +=") else push
+    op_push = _def("op_push", "v = 1 + i % 10", push_op, f"_spin({spin})", "META['sum'] += v")
+    op_pop = _def("op_pop", guard + "\n" + _block(pop, f"_spin({spin})", "META['sum'] -= x"))
+    op_rotate = _def("op_rotate", rot)
+    op_audit = _def("op_audit", f"total = {audit}",
+                    "if total != META['sum']:\n    _torn('deque sums to %r, META %r' % (total, META['sum']))")
+    check = _def("check", "problems = []",
+                 "if sum(DQ) != META['sum']:\n"
+                 "    problems.append('final deque sum %r != %r' % (sum(DQ), META['sum']))",
+                 "return problems", args="calls")
+    body = "DQ = deque([1, 2, 3])\nMETA = {'sum': 6}\n\n\n" + op_push + "\n\n" + op_pop + "\n\n" \
+        + op_rotate + "\n\n" + op_audit + "\n\n" + check
+    variant = f"push={push!r} pop={pop!r} guard={guard!r} rotate={rot!r} audit={audit!r} spin={spin}"
+    return variant, body, ["op_push", "op_pop", "op_rotate", "op_audit", "op_push"], False, True
+
+
+def defaultdict_family(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
+    spin = rng.choice(SPINS)
+    kind = rng.choice(("int", "list", "set"))
+    keys = rng.choice((2, 5))
+    inc = {"int": ("DD[k] += 1", "DD[k] = DD[k] + 1"),
+           "list": ("DD[k].append(i)", "DD[k] += [i]", "DD[k].extend([i])"),
+           "set": ("DD[k].add(i)", "DD[k] |= {i}")}[kind]
+    inc = rng.choice(inc)
+    size = {"int": "sum(DD.values())", "list": "sum(len(v) for v in DD.values())",
+            "set": "sum(map(len, DD.values()))"}[kind]
+    op_inc = _def("op_inc", f"k = i % {keys}", inc, f"_spin({spin})", "META['n'] += 1")
+    op_audit = _def("op_audit", f"total = {size}",
+                    "if total != META['n']:\n    _torn('defaultdict holds %r, META %r' % (total, META['n']))")
+    check = _def("check", "problems = []", f"total = {size}",
+                 "if total != META['n'] or META['n'] != calls.get('op_inc', 0):\n"
+                 "    problems.append('defaultdict holds %r, META %r, calls %r' % "
+                 "(total, META['n'], calls.get('op_inc', 0)))",
+                 "return problems", args="calls")
+    body = f"DD = defaultdict({kind})\nMETA = {{'n': 0}}\n\n\n" + op_inc + "\n\n" + op_audit \
+        + "\n\n" + check
+    variant = f"kind={kind} inc={inc!r} keys={keys} spin={spin}"
+    return variant, body, ["op_inc", "op_inc", "op_audit"], False, True
+
+
+# -- objects: __slots__, properties, class attributes --------------------------
+
+def objects(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
+    spin = rng.choice(SPINS)
+    slots = rng.random() < 0.5
+    via = rng.choice(("property", "direct", "method"))
+    cls = ("class Gauge:\n"
+           + ("    __slots__ = ('_lo', '_hi', 'moves')\n" if slots else "")
+           + "    def __init__(self):\n        self._lo = 0\n        self._hi = WIDTH\n"
+             "        self.moves = 0\n"
+             "    @property\n    def lo(self):\n        return self._lo\n"
+             "    @lo.setter\n    def lo(self, value):\n        self._lo = value\n"
+             f"        _spin({spin})\n        self._hi = value + WIDTH\n"
+             "    @property\n    def span(self):\n        return self._hi - self._lo\n"
+             "    def shift(self, by):\n        lo = self._lo\n"
+             f"        _spin({spin})\n        self._lo = lo + by\n        self._hi = lo + by + WIDTH\n")
+    shift = {"property": "G.lo = G.lo + 1", "direct": f"v = G._lo\n_spin({spin})\nG._lo = v + 1\n"
+             "G._hi = v + 1 + WIDTH", "method": "G.shift(1)"}[via]
+    op_shift = _def("op_shift", shift, "G.moves += 1")
+    read = rng.choice(("G.span", "G._hi - G._lo", "(lambda g: g._hi - g._lo)(G)"))
+    op_read = _def("op_read", f"span = {read}",
+                   "if span != WIDTH:\n    _torn('Gauge span %r' % (span,))",
+                   "if G._lo != G.moves:\n    _torn('lo %r != moves %r' % (G._lo, G.moves))")
+    check = _def("check", "problems = []",
+                 "if G.span != WIDTH or G._lo != calls.get('op_shift', 0) or G.moves != G._lo:\n"
+                 "    problems.append('final lo=%r hi=%r moves=%r shifts=%r' % "
+                 "(G._lo, G._hi, G.moves, calls.get('op_shift', 0)))",
+                 "return problems", args="calls")
+    body = "WIDTH = 10\n\n\n" + cls + "\n\nG = Gauge()\n\n\n" + op_shift + "\n\n" + op_read \
+        + "\n\n" + check
+    variant = f"slots={slots} via={via} read={read!r} spin={spin}"
+    return variant, body, ["op_shift", "op_read"], False, True
+
+
+def classattr(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
+    spin = rng.choice(SPINS)
+    read_cls, write_cls = rng.choice((("Base", "Base"), ("Sub", "Base"), ("Base", "Sub.__base__"),
+                                      ("Sub", "Sub.__mro__[1]"), ("Other", "Base")))
+    op_bump = _def("op_bump", f"v = {read_cls}.hits", f"_spin({spin})",
+                   f"{write_cls}.hits = v + 1", f"{write_cls}.total = {read_cls}.total + 2")
+    reader = rng.choice(("Sub", "Other", "Base", "Sub()", "Other()"))
+    op_read = _def("op_read", f"obj = {reader}", "h = obj.hits", f"_spin({spin // 3})",
+                   "t = obj.total",
+                   "if t != 2 * h:\n    _torn('%s: total %r != 2 * hits %r' % "
+                   f"({reader!r}, t, h))")
+    check = _def("check", "problems = []",
+                 "if Base.hits != calls.get('op_bump', 0) or Base.total != 2 * Base.hits:\n"
+                 "    problems.append('final Base.hits=%r total=%r bumps=%r' % "
+                 "(Base.hits, Base.total, calls.get('op_bump', 0)))",
+                 "if 'hits' in vars(Sub) or 'hits' in vars(Other):\n"
+                 "    problems.append('a subclass got its own hits')",
+                 "return problems", args="calls")
+    body = ("class Base:\n    hits = 0\n    total = 0\n\n\nclass Sub(Base):\n    pass\n\n\n"
+            "class Other(Sub):\n    pass\n\n\n" + op_bump + "\n\n" + op_read + "\n\n" + check)
+    variant = f"read={read_cls} write={write_cls} reader={reader} spin={spin}"
+    return variant, body, ["op_bump", "op_read", "op_bump"], False, True
+
+
+# -- module globals and closures ----------------------------------------------
+
+def globals_family(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
+    spin = rng.choice(SPINS)
+    seq = rng.choice(("list", "tuple"))
+    add_form = rng.choice(("plus", "augment"))
+    add_seq = {("list", "plus"): "L = L + [i]", ("list", "augment"): "L += [i]",
+               ("tuple", "plus"): "L = L + (i,)", ("tuple", "augment"): "L += (i,)"}[(seq, add_form)]
+    add_set = rng.choice(("S = S | {i}", "S = S.union({i})", "S = frozenset([*S, i])"))
+    op_inc = _def("op_inc", "global COUNT", "v = COUNT", f"_spin({spin})", "COUNT = v + 1")
+    op_move = _def("op_move", "global A, B", "d = 1 + i % 4", "a = A", f"_spin({spin})",
+                   "A = a - d", "B = B + d")
+    op_add = _def("op_add", "global L, S", add_seq, f"_spin({spin})", add_set)
+    op_drop = _def("op_drop", "global L, S", "if S:\n" + _block(
+        "x = max(S)", "S = S - {x}", f"_spin({spin})",
+        "L = type(L)(y for y in L if y != x)" if seq == "tuple" else "L = [y for y in L if y != x]"))
+    op_read = _def("op_read", "if A + B != TOTAL:\n    _torn('A + B = %r' % (A + B,))",
+                   "if len(L) != len(S):\n    _torn('len(L) %d != len(S) %d' % (len(L), len(S)))",
+                   "if sorted(L) != sorted(S):\n    _torn('L and S differ')")
+    check = _def("check", "problems = []",
+                 "if COUNT != calls.get('op_inc', 0):\n"
+                 "    problems.append('COUNT %r != %r increments' % (COUNT, calls.get('op_inc', 0)))",
+                 "if A + B != TOTAL:\n    problems.append('final A + B = %r' % (A + B,))",
+                 "if sorted(L) != sorted(S) or len(set(L)) != len(L):\n"
+                 "    problems.append('final L %r vs S %r' % (L, S))",
+                 "return problems", args="calls")
+    init_l = "[]" if seq == "list" else "()"
+    body = (f"COUNT = 0\nTOTAL = 200\nA = 100\nB = 100\nL = {init_l}\nS = frozenset()\n\n\n"
+            + op_inc + "\n\n" + op_move + "\n\n" + op_add + "\n\n" + op_drop + "\n\n" + op_read
+            + "\n\n" + check)
+    variant = f"seq={seq} add={add_seq!r} set={add_set!r} spin={spin}"
+    return variant, body, ["op_inc", "op_move", "op_add", "op_read", "op_inc", "op_drop"], \
+        False, True
+
+
+def closures(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
+    spin = rng.choice(SPINS)
+    bump = rng.choice(("v = hits\n_spin(SPIN)\nhits = v + 1\nlo = lo + 1\n_spin(SPIN)\nhi = hi + 1",
+                       "hits += 1\nlo += 1\n_spin(SPIN)\nhi += 1",
+                       "lo, hi = lo + 1, hi + 1\nv = hits\n_spin(SPIN)\nhits = v + 1"))
+    factory = ("def _make():\n    hits = 0\n    lo, hi = 0, WIDTH\n\n"
+               "    def bump():\n        nonlocal hits, lo, hi\n"
+               + _block(bump, indent=2) + "\n\n"
+               "    def peek():\n        return hits, lo, hi\n\n    return bump, peek\n")
+    op_bump = _def("op_bump", "BUMP()")
+    op_read = _def("op_read", "h, lo, hi = PEEK()",
+                   "if hi - lo != WIDTH or lo != h:\n    _torn('closure state %r' % ((h, lo, hi),))")
+    check = _def("check", "problems = []", "h, lo, hi = PEEK()",
+                 "if h != calls.get('op_bump', 0) or hi - lo != WIDTH or lo != h:\n"
+                 "    problems.append('final closure state %r, bumps %r' % ((h, lo, hi), "
+                 "calls.get('op_bump', 0)))",
+                 "return problems", args="calls")
+    body = (f"WIDTH = 10\nSPIN = {spin}\n\n\n" + factory + "\n\nBUMP, PEEK = _make()\n\n\n" + op_bump
+            + "\n\n" + op_read + "\n\n" + check)
+    variant = f"bump={bump.splitlines()[0]!r} spin={spin}"
+    return variant, body, ["op_bump", "op_bump", "op_read"], False, True
+
+
+# -- exceptions after writes ---------------------------------------------------
+
+def exceptions(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
+    spin = rng.choice(SPINS)
+    where = rng.choice(("uncaught", "caught", "caught_builtin", "finally"))
+    common = ["LEDGER['attempts'] += 1", "a = i % N", "b = (a + 1) % N", "amt = 1 + i % 5",
+              "ACC[a] -= amt", f"_spin({spin})", "ACC[b] += amt"]
+    if where == "uncaught":
+        work = _def("op_work", *common, "if i % 3 == 0:\n    raise Planned(i)", "LEDGER['done'] += 1")
+        raises = True
+    elif where == "caught":
+        work = _def("op_work", "try:\n" + _block(*common, "if i % 3 == 0:\n    raise Planned(i)",
+                                                  "LEDGER['done'] += 1"),
+                    "except Planned:\n    LEDGER['caught'] += 1")
+        raises = False
+    elif where == "caught_builtin":
+        work = _def("op_work", "try:\n" + _block(*common, "if i % 3 == 0:\n    1 // (i * 0)",
+                                                  "LEDGER['done'] += 1"),
+                    "except ZeroDivisionError:\n    LEDGER['caught'] += 1")
+        raises = False
+    else:
+        work = _def("op_work", "try:\n" + _block(*common, "if i % 3 == 0:\n    raise Planned(i)",
+                                                  "LEDGER['done'] += 1"),
+                    "finally:\n    LEDGER['closed'] += 1")
+        raises = True
+    op_read = _def("op_read", "total = sum(ACC)",
+                   "if total != TOTAL:\n    _torn('sum(ACC) = %r' % (total,))")
+    check = _def("check", "problems = []", "n = calls.get('op_work', 0)",
+                 "if sum(ACC) != TOTAL:\n    problems.append('final sum(ACC) %r' % (sum(ACC),))",
+                 "if LEDGER['attempts'] != n:\n"
+                 "    problems.append('attempts %r != calls %r: writes before an exception were "
+                 "lost' % (LEDGER['attempts'], n))",
+                 "if LEDGER['done'] + LEDGER['caught'] + calls.get('_planned', 0) != n:\n"
+                 "    problems.append('done %r + caught %r + raised %r != %r' % (LEDGER['done'], "
+                 "LEDGER['caught'], calls.get('_planned', 0), n))",
+                 f"if {where == 'finally'} and LEDGER['closed'] != n:\n"
+                 "    problems.append('finally ran %r times, %r calls' % (LEDGER['closed'], n))",
+                 "return problems", args="calls")
+    body = ("N = 4\nTOTAL = 400\nACC = [100] * N\n"
+            "LEDGER = {'attempts': 0, 'done': 0, 'caught': 0, 'closed': 0}\n\n\n"
+            + work + "\n\n" + op_read + "\n\n" + check)
+    return f"where={where} spin={spin}", body, ["op_work", "op_work", "op_read"], raises, not raises
+
+
+# -- sections that become inevitable mid-way -----------------------------------
+
+def inevitable(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
+    spin = rng.choice(SPINS)
+    effect = rng.choice(("print(i, file=SINK)", "time.sleep(0)", "effects.note(i)",
+                         "SINK.write(str(i))", "print(f'{ACC}', file=SINK)"))
+    kind = rng.choice(("list", "dict"))
+    if kind == "list":
+        state = "N = 4\nTOTAL = 400\nACC = [100] * N\nLOG = []"
+        keys = ["a = i % N", "b = (a + 1) % N"]
+        audit = rng.choice(("total = sum(ACC)",
+                            f"total = 0\nfor j in range(N):\n    total += ACC[j]\n    _spin({spin // 3})"))
+    else:
+        state = "N = 4\nTOTAL = 400\nKEYS = ('w', 'x', 'y', 'z')\nACC = dict.fromkeys(KEYS, 100)\nLOG = []"
+        keys = ["a = KEYS[i % N]", "b = KEYS[(i + 1) % N]"]
+        audit = rng.choice(("total = sum(ACC.values())",
+                            f"total = 0\nfor k in KEYS:\n    total += ACC[k]\n    _spin({spin // 3})"))
+    op_work = _def("op_work", *keys, "amt = 1 + i % 5", "x = ACC[a]", "ACC[a] = x - amt",
+                   f"_spin({spin})", effect, f"_spin({spin})", "ACC[b] = ACC[b] + amt",
+                   "LOG.append(i)",
+                   "if ACC[a] != x - amt:\n    _torn('own write lost after becoming inevitable')")
+    op_audit = _def("op_audit", audit, "if total != TOTAL:\n    _torn('audit saw %r' % (total,))")
+    check = _def("check", "problems = []", f"{audit.splitlines()[0].replace('_spin', 'int')}"
+                 if "for" not in audit else "total = sum(ACC.values() if isinstance(ACC, dict) "
+                                            "else ACC)",
+                 "if total != TOTAL:\n    problems.append('final total %r' % (total,))",
+                 "if len(LOG) != calls.get('op_work', 0):\n"
+                 "    problems.append('LOG has %d entries for %d calls' % (len(LOG), "
+                 "calls.get('op_work', 0)))",
+                 "return problems", args="calls")
+    body = state + "\n\n\n" + op_work + "\n\n" + op_audit + "\n\n" + check
+    return f"kind={kind} effect={effect!r} spin={spin}", body, \
+        ["op_work", "op_audit", "op_audit"], False, True
+
+
+# -- uninstrumented calls given shared containers ------------------------------
+
+def calls(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
+    spin = rng.choice(SPINS)
+    mv_list = rng.choice(("SRC.append(i)\nDST.extend(SRC)\nSRC.clear()",
+                          "SRC.append(i)\nDST[len(DST):] = SRC\ndel SRC[:]",
+                          "SRC.append(i)\nDST += SRC\nSRC.clear()",
+                          "SRC.append(i)\nDST[:] = DST + SRC\nSRC[:] = []",
+                          "SRC.append(i)\nDST.extend(sorted(SRC))\nSRC.clear()",
+                          "SRC.append(i)\nDST.extend([*SRC])\nSRC.clear()"))
+    mv_dict = rng.choice(("OTHER[i] = i\nD.update(OTHER)\nOTHER.clear()",
+                          "OTHER[i] = i\nD |= OTHER\nOTHER.clear()",
+                          "OTHER[i] = i\nD.update(**{str(k): v for k, v in OTHER.items()})\nOTHER.clear()",
+                          "OTHER[i] = i\nD.update(dict(OTHER))\nOTHER.clear()"))
+    mv_set = rng.choice(("T.add(i)\nS = S.union(T)\nT.clear()", "T.add(i)\nS.update(T)\nT.clear()",
+                         "T.add(i)\nS |= T\nT.clear()", "T.add(i)\nS = S | T\nT.clear()",
+                         "T.add(i)\nS = set([*S, *T])\nT.clear()"))
+    glob_set = "global S\n" if ("S = " in mv_set or "S |=" in mv_set) else ""
+    lines_l = mv_list.split("\n")
+    lines_l.insert(1, f"_spin({spin})")
+    lines_d = mv_dict.split("\n")
+    lines_d.insert(1, f"_spin({spin})")
+    lines_s = mv_set.split("\n")
+    lines_s.insert(1, f"_spin({spin})")
+    op_list = _def("op_list", ("global DST\n" if "DST +=" in mv_list else "") + "\n".join(lines_l))
+    op_dict = _def("op_dict", ("global D\n" if "D |=" in mv_dict else "") + "\n".join(lines_d))
+    op_set = _def("op_set", glob_set + "\n".join(lines_s))
+    op_read = _def("op_read", "if SRC or OTHER or T:\n    _torn('a staging container is not empty')",
+                   "if len(set(DST)) != len(DST):\n    _torn('DST holds a duplicate')")
+    check = _def("check", "problems = []",
+                 "if SRC or OTHER or T:\n    problems.append('staging not empty: %r %r %r' % "
+                 "(SRC, OTHER, T))",
+                 "if sorted(DST) != sorted(set(DST)) or len(DST) != calls.get('op_list', 0):\n"
+                 "    problems.append('DST has %d items for %d calls' % (len(DST), "
+                 "calls.get('op_list', 0)))",
+                 "if len(D) != calls.get('op_dict', 0):\n"
+                 "    problems.append('D has %d keys for %d calls' % (len(D), calls.get('op_dict', 0)))",
+                 "if len(S) != calls.get('op_set', 0):\n"
+                 "    problems.append('S has %d items for %d calls' % (len(S), calls.get('op_set', 0)))",
+                 "return problems", args="calls")
+    body = ("SRC = []\nDST = []\nOTHER = {}\nD = {}\nT = set()\nS = set()\n\n\n" + op_list + "\n\n"
+            + op_dict + "\n\n" + op_set + "\n\n" + op_read + "\n\n" + check)
+    variant = f"list={mv_list!r} dict={mv_dict!r} set={mv_set!r} spin={spin}"
+    return variant, body, ["op_list", "op_dict", "op_set", "op_read"], False, True
+
+
+FAMILIES: dict[str, Family] = {
+    "bank": bank, "buffer": buffer, "mirror": mirror, "pair": pair, "lazy": lazy,
+    "ordereddict": ordereddict, "counter": counter, "deque": deque_family,
+    "defaultdict": defaultdict_family, "objects": objects, "classattr": classattr,
+    "globals": globals_family, "closures": closures, "exceptions": exceptions,
+    "inevitable": inevitable, "calls": calls,
+}
+
+
+def generate(family: str, seed: int, *, calls_per_thread: int = 40) -> Program:
+    """The program of ``family`` drawn from ``seed`` (deterministic)."""
+    rng = random.Random(f"{family}:{seed}")
+    variant, body, schedule, raises, queue_ok = FAMILIES[family](rng)
+    threads = rng.choice((2, 4))
+    use_queue = queue_ok and rng.random() < 0.3
+    return Program(family=family, seed=seed, variant=variant, body=body, schedule=schedule,
+                   threads=threads, calls_per_thread=calls_per_thread, use_queue=use_queue,
+                   raises=raises)
