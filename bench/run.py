@@ -155,6 +155,10 @@ def run_config(config: Config, settings: Settings, out_dir: str,
     env: dict[str, str] = {}
     log_path = os.path.join(out_dir, f"{name}.pypystm")
     if config.stm_log:
+        # The server never overwrites a log: an earlier round's is removed
+        # here, or this round's would go to a numbered name beside it.
+        if os.path.exists(log_path):
+            os.remove(log_path)
         env["PYPYSTM"] = log_path
     port = free_port()
     row["command"] = " ".join(config.command(port)).replace(REPO_ROOT + "/", "")

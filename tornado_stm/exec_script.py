@@ -4,8 +4,11 @@ As ``pypy-stm script.py`` did: ``import transaction`` and ``import
 pypystm`` give :mod:`tornado_stm.transaction` and :mod:`tornado_stm.pypystm`;
 the script and the modules next to it (its own package) are instrumented,
 so every call added with ``transaction.add`` runs as one atomic section.
-``PYPYSTM=<file>`` writes the log, as with PyPy-STM.
+``PYPYSTM=<file>`` or ``--log FILE`` writes the log, as with PyPy-STM,
+but never over an existing non-empty file unless ``--force``: the log
+then goes to the first free numbered name, and a line on stderr says where.
 """
+
 
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from types import ModuleType
 
 from tornado_stm import instrument, pypystm, transaction
 from tornado_stm.stm import flush_log
+from tornado_stm.stm.log import LogPathError, configure
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +38,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="threads for transaction.run() (default: the number of CPUs)")
     parser.add_argument("--backend", choices=transaction.BACKENDS, default=None,
                         help="stm (default), serial (reference run) or pypystm (on PyPy-STM)")
+    parser.add_argument("--log", metavar="FILE", default=None,
+                        help="write a PYPYSTM log to FILE (default: $PYPYSTM). An existing "
+                        "non-empty FILE is kept and the log goes to its first free "
+                        "numbered name (run.log -> run.1.log) unless --force")
+    parser.add_argument("--force", action="store_true",
+                        help="let --log (or $PYPYSTM) overwrite an existing file")
     parser.set_defaults(func=run)
 
 
@@ -68,6 +78,20 @@ def run(args: argparse.Namespace) -> int:
         except transaction.TransactionError as exc:
             print(f"tornado-stm exec: {exc}", file=sys.stderr)
             return 2
+    if args.log:
+        os.environ["PYPYSTM"] = args.log  # also for the script's child processes
+    try:
+        where = configure(args.log, force=args.force)
+    except LogPathError as exc:
+        print(f"tornado-stm exec: {exc}", file=sys.stderr)
+        return 2
+    if where is not None:
+        requested, written = where
+        if written != requested:
+            print(f"tornado-stm exec: PYPYSTM log {requested} exists and is not empty: "
+                  f"writing the log to {written} (--force overwrites)", file=sys.stderr)
+        else:
+            print(f"tornado-stm exec: writing the PYPYSTM log to {written}", file=sys.stderr)
     try:
         code = instrument.compile_instrumented(source, script)
     except SyntaxError as exc:

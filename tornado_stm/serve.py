@@ -64,7 +64,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="modules whose code runs in atomic sections (repeatable; "
                         "default: MODULE's top-level package and its submodules)")
     parser.add_argument("--log", metavar="FILE", default=None,
-                        help="write a PYPYSTM log to FILE (sets PYPYSTM)")
+                        help="write a PYPYSTM log to FILE (default: $PYPYSTM; sets "
+                        "PYPYSTM for child processes). An existing non-empty FILE is "
+                        "kept and the log goes to FILE's first free numbered name "
+                        "(run.log -> run.1.log) unless --force")
+    parser.add_argument("--force", action="store_true",
+                        help="let --log (or $PYPYSTM) overwrite an existing file")
     parser.add_argument("--no-pipelining", dest="pipelining", action="store_false",
                         help="poll for I/O only when the whole batch of handlers has "
                         "finished (the 2014 design; for comparison)")
@@ -104,8 +109,12 @@ def _serve(args: argparse.Namespace) -> int:
         threads = 1
     elif args.backend == "pypystm":
         _require_pypystm()
-    if args.log:
-        _start_stm_log(args.log)
+    log_path = None
+    if args.backend == "stm":
+        log_path = _start_stm_log(args.log, args.force)
+    elif args.log:
+        logger.warning("--log %s: the %s backend runs no transactions of ours; no log is written",
+                       args.log, args.backend)
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     mode = _prepare_instrumentation(args.backend, args.instrument or _default_patterns(module_name))
@@ -114,7 +123,7 @@ def _serve(args: argparse.Namespace) -> int:
     loop = new_event_loop(threads=threads, pipelining=args.pipelining)
     shutdown = Shutdown(loop, InFlightRequests(app), args.shutdown_timeout)
     shutdown.install()
-    _print_banner(args, loop.threads, mode)
+    _print_banner(args, loop.threads, mode, log_path)
     try:
         loop.run_until_complete(_serve_until_signalled(app, args, shutdown))
         if not shutdown.clean_exit():
@@ -132,14 +141,23 @@ def _wait_for_ever() -> None:
         time.sleep(3600)
 
 
-def _start_stm_log(path: str) -> None:
-    """Write the PYPYSTM log to ``path``, as ``PYPYSTM=path`` would."""
-    from tornado_stm.stm.log import open_log
+def _start_stm_log(path: Optional[str], force: bool) -> Optional[str]:
+    """Open the PYPYSTM log (``path``, else ``$PYPYSTM``); the file it goes to, or None."""
+    from tornado_stm.stm.log import LogPathError, configure
 
-    os.environ["PYPYSTM"] = path  # also for any child process, as PyPy-STM did
-    # The engine opened its log from the environment when it was imported,
-    # before the command line was read: open it again with PYPYSTM set.
-    open_log()
+    if path:
+        os.environ["PYPYSTM"] = path  # also for any child process, as PyPy-STM did
+    try:
+        where = configure(path, force=force)
+    except LogPathError as exc:
+        raise ServeError(str(exc)) from None
+    if where is None:
+        return None
+    requested, written = where
+    if written != requested:
+        logger.warning("PYPYSTM log %s exists and is not empty: writing the log to %s "
+                       "(--force overwrites)", requested, written)
+    return written
 
 
 def _flush_stm_log() -> None:
@@ -221,13 +239,16 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}{where}"
 
 
-def _print_banner(args: argparse.Namespace, threads: int, mode: str) -> None:
+def _print_banner(args: argparse.Namespace, threads: int, mode: str,
+                  log_path: Optional[str]) -> None:
     host = f"[{args.address}]" if ":" in args.address else args.address
     print(f"tornado-stm serve {args.app}", flush=True)
     facts = interpreter_facts()
     print(f"  interpreter: {describe_interpreter(facts)}", flush=True)
     print(f"  threads: {threads}, pipelining {'on' if args.pipelining else 'off'}, "
           f"backend: {mode}", flush=True)
+    if log_path:
+        print(f"  PYPYSTM log: {log_path}", flush=True)
     print(f"  listening on http://{host}:{args.port}/", flush=True)
     if facts["gil_enabled"]:
         logger.warning("this interpreter runs with the GIL: handlers stay correct but "

@@ -44,6 +44,7 @@ import time as _time
 from typing import Any, Callable, Generator, Iterable, Optional
 
 from tornado_stm import stm
+from tornado_stm.stm import log as stmlog
 from tornado_stm.stm import policy
 from tornado_stm.stm.txn import current as _current_tx
 from tornado_stm.stm.worldlock import WORLD_LOCK
@@ -332,6 +333,7 @@ class TransactionQueue:
         if native is not None:
             return self._run_native(native, nb_segments)
         threads = 1 if _backend == "serial" else (nb_segments or _num_threads[0])
+        stmlog.open_from_environment()  # $PYPYSTM, when no command opened the log
         self._error = None
         self.number_of_transactions = 0
         if threads == 1:

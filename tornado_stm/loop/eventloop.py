@@ -75,6 +75,7 @@ from asyncio.log import logger as asyncio_logger
 from typing import Any, Hashable, Optional
 
 from tornado_stm.loop import switching
+from tornado_stm.stm import log as stmlog
 from tornado_stm.stm.worldlock import WORLD_LOCK
 
 logger = logging.getLogger(__name__)
@@ -144,6 +145,8 @@ class TransactionalEventLoop(asyncio.SelectorEventLoop):
     # ------------------------------------------------------------------
     # run_forever: the calling thread is the first driver
     def run_forever(self) -> None:
+        # Sections may run now: $PYPYSTM's log, unless a command opened one.
+        stmlog.open_from_environment()
         took_world_lock = not WORLD_LOCK.held_by_current_thread()
         if took_world_lock:
             WORLD_LOCK.acquire()

@@ -13,8 +13,9 @@ Interface for the rest of tornado-stm:
   ``aborts_by_cause``, ``inevitable``, ``inevitable_by_cause``,
   ``wait_w_seconds`` and per-thread figures under ``threads``;
   :func:`reset_stats` zeroes them.
-* :func:`flush_log` flushes the PYPYSTM log (written when ``$PYPYSTM``
-  names a file); the log is also closed at exit.
+* :func:`configure_log` opens the PYPYSTM log (``$PYPYSTM`` or a given
+  file; never at import, never over a user's file unless forced) and
+  :func:`flush_log` flushes it; the log is also closed at exit.
 * :func:`current` is the running transaction (None outside sections);
   :func:`is_atomic` tells whether the caller is inside a section;
   :func:`become_inevitable` makes the running section inevitable.
@@ -29,6 +30,7 @@ safe-call table), ``attrkinds`` (what an attribute access may run),
 
 from __future__ import annotations
 
+from tornado_stm.stm.log import configure as configure_log
 from tornado_stm.stm.log import flush_log
 from tornado_stm.stm.section import MAX_ABORTS, entry, run_section
 from tornado_stm.stm.stats import reset as reset_stats
@@ -36,7 +38,8 @@ from tornado_stm.stm.stats import snapshot as stats
 from tornado_stm.stm.txn import AbortSection, current
 from tornado_stm.stm.worldlock import WORLD_LOCK
 
-__all__ = ["AbortSection", "MAX_ABORTS", "WORLD_LOCK", "become_inevitable", "current", "entry",
+__all__ = ["AbortSection", "MAX_ABORTS", "WORLD_LOCK", "become_inevitable", "configure_log",
+           "current", "entry",
            "flush_log", "is_atomic", "reset_stats", "run_section", "stats"]
 
 
