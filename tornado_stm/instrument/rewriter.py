@@ -16,6 +16,16 @@ import, before any section exists). In a function body:
   ``x in y`` uses the membership barrier, ``t op= v`` the augmented
   assignment barrier; list, dict and set displays and comprehensions are
   marked private to the running section;
+* values that plain Python reads without a barrier go through one: the
+  tests of ``if``, ``while``, ``assert``, conditional expressions,
+  comprehension filters and ``not`` (``truth``); the operands of ``and``
+  and ``or`` whose value is kept (``touch``); the operands of arithmetic
+  and set operators, unpacked and starred values and ``**`` mappings
+  (``view``); the operands of comparisons and the values of f-strings and
+  ``%`` formatting (``deep_view``). Operands that cannot be a shared
+  container (constants, results of operators, fresh locals) are left
+  plain. Every ``while`` loop calls ``tick`` once per iteration, so a
+  section caught in a loop by an inconsistent read re-validates;
 * plain functions and lambdas get the section entry wrapper (innermost
   decorator): called from uninstrumented code they start an atomic
   section. Generator and coroutine functions do not: their steps run in
@@ -42,6 +52,8 @@ RUNTIME_NAMES = {
     "_stm_gg": "get_global", "_stm_sg": "set_global", "_stm_dg": "del_global",
     "_stm_call": "call", "_stm_iter": "iterate", "_stm_in": "contains",
     "_stm_aug": "augmented", "_stm_new": "new", "_stm_Box": "Box",
+    "_stm_view": "view", "_stm_dview": "deep_view", "_stm_truth": "truth",
+    "_stm_touch": "touch", "_stm_tick": "tick",
 }
 #: The module's own globals dict, injected as this name.
 GLOBALS_NAME = "_stm_G"
@@ -54,6 +66,10 @@ _FRAME_BUILTINS = frozenset({"super", "locals", "globals", "vars", "dir", "eval"
 #: the module does not rebind the name, they are called without the barrier.
 _SCALAR_BUILTINS = frozenset({"abs", "divmod", "round", "chr", "ord", "isinstance",
                               "issubclass", "callable", "id", "range", "pow"})
+#: Builtins whose result is never a shared container (when not rebound).
+_SCALAR_RESULTS = frozenset({"len", "int", "float", "str", "bool", "abs", "round", "repr",
+                             "hash", "id", "isinstance", "issubclass", "callable", "ord",
+                             "chr", "sorted", "format"})
 _AUG_OPS = {
     ast.Add: "iadd", ast.Sub: "isub", ast.Mult: "imul", ast.Div: "itruediv",
     ast.FloorDiv: "ifloordiv", ast.Mod: "imod", ast.Pow: "ipow", ast.LShift: "ilshift",
@@ -341,14 +357,30 @@ class Rewriter(ast.NodeTransformer):
             return self.generic_visit(node)
         func = self.visit(node.func)
         args = [self.visit(a) for a in node.args]
-        keywords = [self.visit(k) for k in node.keywords]
+        keywords = [self._keyword(k) for k in node.keywords]
         new = ast.Call(func=_name("_stm_call"), args=[self.tx(), func, *args], keywords=keywords)
         return ast.copy_location(new, node)
 
+    def _keyword(self, node: ast.keyword) -> ast.keyword:
+        if node.arg is None:                     # f(**mapping) reads the mapping now
+            node.value = self._wrapped("_stm_view", node.value)
+            return node
+        return self.visit(node)
+
     def visit_Compare(self, node: ast.Compare) -> ast.AST:
-        if not self._in_function() or len(node.ops) != 1 \
-                or not isinstance(node.ops[0], (ast.In, ast.NotIn)) \
-                or self._fresh(node.comparators[0]):
+        if not self._in_function():
+            return self.generic_visit(node)
+        if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.In, ast.NotIn)):
+            # ==, <, chained comparisons: every operand not only compared by
+            # identity is read as it is, nested containers included.
+            operands = [node.left, *node.comparators]
+            identity_only = [all(isinstance(op, (ast.Is, ast.IsNot)) for op in
+                                 node.ops[max(0, i - 1):i + 1]) for i in range(len(operands))]
+            visited = [self.visit(o) if only else self._wrapped("_stm_dview", o)
+                       for o, only in zip(operands, identity_only)]
+            node.left, node.comparators = visited[0], visited[1:]
+            return node
+        if self._fresh(node.comparators[0]):
             return self.generic_visit(node)
         test = _call("_stm_in", self.tx(), self.visit(node.left), self.visit(node.comparators[0]))
         if isinstance(node.ops[0], ast.NotIn):
@@ -365,7 +397,9 @@ class Rewriter(ast.NodeTransformer):
         return self._private(node) if isinstance(node.ctx, ast.Load) else node
 
     def visit_Dict(self, node: ast.Dict) -> ast.AST:
-        self.generic_visit(node)
+        node.keys = [self.visit(k) if k is not None else None for k in node.keys]
+        node.values = [self.visit(v) if k is not None else self._wrapped("_stm_view", v)
+                       for k, v in zip(node.keys, node.values)]
         return self._private(node)
 
     def visit_Set(self, node: ast.Set) -> ast.AST:
@@ -394,7 +428,7 @@ class Rewriter(ast.NodeTransformer):
                 if index:
                     gen.iter = ast.copy_location(
                         _call("_stm_iter", self.tx(), self.visit(gen.iter)), gen.iter)
-                gen.ifs = [self.visit(cond) for cond in gen.ifs]
+                gen.ifs = [self._test(cond) for cond in gen.ifs]
             for field in ("elt", "key", "value"):
                 if hasattr(node, field):
                     setattr(node, field, self.visit(getattr(node, field)))
@@ -413,6 +447,108 @@ class Rewriter(ast.NodeTransformer):
 
     def visit_GeneratorExp(self, node: ast.GeneratorExp) -> ast.AST:
         return self._comprehension(node, False)
+
+    # -- values read without a barrier by plain Python --------------------------
+
+    def _cannot_be_shared(self, node: ast.expr) -> bool:
+        """True for an expression whose value is never a shared container."""
+        if isinstance(node, (ast.Constant, ast.JoinedStr, ast.Compare, ast.BinOp, ast.UnaryOp,
+                             ast.Lambda, ast.List, ast.Dict, ast.Set, ast.ListComp,
+                             ast.DictComp, ast.SetComp, ast.GeneratorExp)):
+            return True
+        if isinstance(node, ast.BoolOp):
+            return all(self._cannot_be_shared(v) for v in node.values)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id in _SCALAR_RESULTS and node.func.id not in self.module_names \
+                and self._resolve(node.func.id) == "plain":
+            return True
+        return self._fresh(node)
+
+    def _wrapped(self, barrier: str, node: ast.expr) -> ast.expr:
+        """``barrier(tx, node)`` with ``node`` visited, or just the visited node."""
+        if not self._in_function() or self._cannot_be_shared(node):
+            return self.visit(node)
+        return ast.copy_location(_call(barrier, self.tx(), self.visit(node)), node)
+
+    def _test(self, node: ast.expr) -> ast.expr:
+        """A condition: only its truth matters."""
+        if not self._in_function():
+            return self.visit(node)
+        if isinstance(node, ast.BoolOp):
+            return ast.copy_location(ast.BoolOp(op=node.op, values=[
+                self._test(v) for v in node.values]), node)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return ast.copy_location(ast.UnaryOp(op=node.op, operand=self._test(node.operand)),
+                                     node)
+        return self._wrapped("_stm_truth", node)
+
+    def visit_If(self, node: ast.If) -> ast.AST:
+        node.test = self._test(node.test)
+        node.body = self._visit_body(node.body)
+        node.orelse = self._visit_body(node.orelse)
+        return node
+
+    def visit_While(self, node: ast.While) -> ast.AST:
+        node.test = self._test(node.test)
+        body = self._visit_body(node.body)
+        if self._in_function():
+            tick = ast.Expr(value=_call("_stm_tick", self.tx()))
+            body = self._located([tick], node.body[0]) + body
+        node.body = body
+        node.orelse = self._visit_body(node.orelse)
+        return node
+
+    def visit_IfExp(self, node: ast.IfExp) -> ast.AST:
+        node.test = self._test(node.test)
+        node.body = self.visit(node.body)
+        node.orelse = self.visit(node.orelse)
+        return node
+
+    def visit_Assert(self, node: ast.Assert) -> ast.AST:
+        node.test = self._test(node.test)
+        if node.msg is not None:
+            node.msg = self.visit(node.msg)
+        return node
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> ast.AST:
+        # Every operand but the last is tested; the one that stops the
+        # chain is the value, so it must stay itself: touch(), not truth().
+        *tested, last = node.values
+        node.values = [self._wrapped("_stm_touch", v) for v in tested] + [self.visit(last)]
+        return node
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.AST:
+        if isinstance(node.op, ast.Not):
+            node.operand = self._test(node.operand)
+        else:
+            node.operand = self._wrapped("_stm_view", node.operand)
+        return node
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        formatting = isinstance(node.op, ast.Mod) and isinstance(node.left, (ast.Constant,
+                                                                            ast.JoinedStr))
+        node.left = self._wrapped("_stm_view", node.left)
+        node.right = self._wrapped("_stm_dview" if formatting else "_stm_view", node.right)
+        return node
+
+    def visit_FormattedValue(self, node: ast.FormattedValue) -> ast.AST:
+        node.value = self._wrapped("_stm_dview", node.value)
+        if node.format_spec is not None:
+            node.format_spec = self.visit(node.format_spec)
+        return node
+
+    def visit_Starred(self, node: ast.Starred) -> ast.AST:
+        if isinstance(node.ctx, ast.Load):
+            node.value = self._wrapped("_stm_view", node.value)
+            return node
+        return self.generic_visit(node)
+
+    def _unpacked(self, targets: list[ast.expr], value: ast.expr) -> ast.expr:
+        """The visited value of an assignment; wrapped in view() when it is unpacked."""
+        if any(isinstance(t, (ast.Tuple, ast.List)) for t in targets) \
+                and not isinstance(value, (ast.Tuple, ast.List)):
+            return self._wrapped("_stm_view", value)
+        return self.visit(value)
 
     # -- statements ---------------------------------------------------------------
 
@@ -469,9 +605,13 @@ class Rewriter(ast.NodeTransformer):
         return [ast.fix_missing_locations(s) for s in stmts]
 
     def visit_Assign(self, node: ast.Assign) -> ast.AST | list[ast.stmt]:
-        if not self._in_function() or not any(self._needs_barrier(t) for t in node.targets):
+        if not self._in_function():
             return self.generic_visit(node)
-        value = self.visit(node.value)
+        if not any(self._needs_barrier(t) for t in node.targets):
+            node.value = self._unpacked(node.targets, node.value)
+            node.targets = [self.visit(t) for t in node.targets]
+            return node
+        value = self._unpacked(node.targets, node.value)
         temp = self.temp()
         stmts: list[ast.stmt] = [ast.Assign(targets=[ast.Name(id=temp, ctx=ast.Store())],
                                             value=value)]
@@ -556,9 +696,18 @@ class Rewriter(ast.NodeTransformer):
         if not self._fresh(node.iter):
             node.iter = ast.copy_location(_call("_stm_iter", self.tx(), self.visit(node.iter)),
                                           node.iter)
-        if self._needs_barrier(node.target):
+        unpacked = isinstance(node.target, (ast.Tuple, ast.List))
+        if self._needs_barrier(node.target) or unpacked:
+            # for a, b in pairs: each item is unpacked as it is read now.
             temp = self.temp()
-            assign = self._located(self._store(node.target, _name(temp)), node.target)
+            item = _call("_stm_view", self.tx(), _name(temp)) if unpacked else _name(temp)
+            if self._needs_barrier(node.target):
+                value = self.temp()
+                stmts = [ast.Assign(targets=[ast.Name(id=value, ctx=ast.Store())], value=item)]
+                stmts += self._store(node.target, _name(value))
+            else:
+                stmts = [ast.Assign(targets=[node.target], value=item)]
+            assign = self._located(stmts, node.target)
             node.target = ast.copy_location(ast.Name(id=temp, ctx=ast.Store()), node.target)
             node.body = assign + self._visit_body(node.body)
         else:

@@ -114,7 +114,7 @@ static struct {
     PyObject *instrumented_codes;   /* registry.INSTRUMENTED_CODES */
     PyObject *entry_code;           /* section.ENTRY_CODE */
     PyObject *frame_types;          /* generator, coroutine, async generator */
-    PyObject *container_types;      /* (list, dict, set) */
+    PyObject *container_types;      /* txn.CONTAINER_TYPES */
     PyObject *builtins_dict;
     PyObject *python[B_COUNT];      /* the Python barriers */
     /* interned strings */
@@ -702,10 +702,21 @@ fp_get_attr(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     if (mode == MODE_PYTHON)
         return to_python(B_GET_ATTR, args, nargs, NULL);
-    if (mode == MODE_PLAIN)
-        return plain_getattr(obj, name, deflt);
-
     long kind = -1;
+    if (mode == MODE_PLAIN) {
+        if (tx_mode(tx) != MODE_OPTIMISTIC)
+            return plain_getattr(obj, name, deflt);
+        /* An object private to the section: its own attributes are plain,
+         * but a class attribute read through it is shared state (Python's). */
+        int cached = cached_read_kind(obj, name, &kind);
+        if (cached < 0)
+            return NULL;
+        if (cached && (kind == S.kind_plain || kind == S.kind_immutable || kind == S.kind_run
+                       || kind == S.kind_module))
+            return plain_getattr(obj, name, deflt);
+        return to_python(B_GET_ATTR, args, nargs, NULL);
+    }
+
     int cached = cached_read_kind(obj, name, &kind);
     if (cached < 0)
         return NULL;
@@ -895,12 +906,9 @@ fp_iterate(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return to_python(B_ITERATE, args, nargs, NULL);
     if (mode == MODE_PLAIN)
         return Py_NewRef(obj);
-    if (PyList_CheckExact(obj) || PyDict_CheckExact(obj) || PySet_CheckExact(obj)) {
-        PyObject *value = whole_read(tx, obj, op_tuple, NULL);
-        if (value == FALLBACK)
-            return to_python(B_ITERATE, args, nargs, NULL);
-        return value;
-    }
+    /* A shared container is iterated through its read shadow: Python's. */
+    if (PyList_CheckExact(obj) || PyDict_CheckExact(obj) || PySet_CheckExact(obj))
+        return to_python(B_ITERATE, args, nargs, NULL);
     /* An immutable builtin cannot be (or pretend to be) a container or a frame. */
     int immutable = is_immutable_type(obj);
     if (immutable < 0)
@@ -992,13 +1000,22 @@ static int
 has_shared_container(PyObject *tx, PyObject *const *args, Py_ssize_t n)
 {
     for (Py_ssize_t i = 0; i < n; i++) {
-        int special = is_container(args[i]);
-        if (special == 0 && !is_immutable_type(args[i]))
-            special = PyObject_IsInstance(args[i], S.frame_types);
+        PyObject *arg = args[i];
+        if (is_immutable_type(arg))
+            continue;
+        /* a bound method of a container (max(d, key=d.get)) reads it too */
+        if (PyCFunction_Check(arg) && PyCFunction_GET_SELF(arg) != NULL
+                && !PyModule_Check(PyCFunction_GET_SELF(arg)))
+            arg = PyCFunction_GET_SELF(arg);
+        else if (PyMethod_Check(arg))
+            arg = PyMethod_GET_SELF(arg);
+        int special = is_container(arg);
+        if (special == 0 && !is_immutable_type(arg))
+            special = PyObject_IsInstance(arg, S.frame_types);
         if (special < 0)
             return -1;
         if (special) {
-            int private = is_private(tx, args[i]);
+            int private = is_private(tx, arg);
             if (private <= 0)
                 return private < 0 ? -1 : 1;
         }
@@ -1066,6 +1083,11 @@ optimistic_call(PyObject *tx, PyObject *f, PyObject *const *args, Py_ssize_t n,
             int private = is_private(tx, owner);
             if (private <= 0)
                 return private < 0 ? NULL : FALLBACK;
+            /* mine.extend(shared): the argument is read consistently by Python */
+            int shared = has_shared_container(
+                tx, args, n + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0));
+            if (shared != 0)
+                return shared < 0 ? NULL : FALLBACK;
             return PyObject_Vectorcall(f, args, n, kwnames);
         }
     }
@@ -1094,7 +1116,8 @@ optimistic_call(PyObject *tx, PyObject *f, PyObject *const *args, Py_ssize_t n,
     else
         ok = 0;
     if (ok == 1) {
-        ok = has_shared_container(tx, args, n);
+        /* keyword values follow the positional arguments in the vector */
+        ok = has_shared_container(tx, args, n + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0));
         if (ok == 0) {
             result = PyObject_Vectorcall(f, args, n, kwnames);
             if (result != NULL)
@@ -1314,7 +1337,11 @@ fp_configure(PyObject *module, PyObject *args, PyObject *kwargs)
         }
         S.python[i] = Py_NewRef(fn);
     }
-    S.container_types = Py_BuildValue("(OOO)", &PyList_Type, &PyDict_Type, &PySet_Type);
+    S.container_types = Py_XNewRef(PyDict_GetItemString(kwargs, "container_types"));
+    if (S.container_types == NULL || !PyTuple_Check(S.container_types)) {
+        PyErr_SetString(PyExc_TypeError, "configure(): container_types must be a tuple");
+        goto error;
+    }
     builtins = PyImport_ImportModule("builtins");
     if (S.container_types == NULL || builtins == NULL)
         goto error;

@@ -27,6 +27,7 @@ UNSAFE = 3        # unknown code would run: become inevitable first
 IMMUTABLE = 4     # an immutable builtin value: nothing to track
 MODULE = 5        # a module attribute: a key of the module's globals
 NONDATA = 6       # an unknown non-data descriptor: safe only if the instance dict has the name
+TYPE_ATTR = 7     # an attribute of a class object: versioned along the class's MRO
 
 # Write kinds.
 W_PLAIN = 0       # goes to the redo log
@@ -83,7 +84,9 @@ def _classify_read(klass: type, name: str) -> tuple[int, Optional[type]]:
         return UNSAFE, None
     owner, attr = _find(klass, name)
     if owner is None:
-        return PLAIN, None
+        # Cls.x on a class object: Sub.x may come from Base, so the read
+        # depends on every class of the MRO up to the one defining x.
+        return (TYPE_ATTR, None) if issubclass(klass, type) else (PLAIN, None)
     attr_type = type(attr)
     if attr_type in (FunctionType, staticmethod, classmethod, MemberDescriptorType):
         return PLAIN, None

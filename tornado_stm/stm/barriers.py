@@ -45,18 +45,21 @@ section entry wrapper: nested application calls are plain calls.
 from __future__ import annotations
 
 import builtins
+import itertools
 import operator
+from collections import OrderedDict, deque
 from types import (BuiltinFunctionType, CoroutineType, FunctionType, GeneratorType,
                    MethodType, MethodWrapperType, ModuleType, AsyncGeneratorType)
 from typing import Any, Optional
 
 from tornado_stm.stm import policy
 from tornado_stm.stm.attrkinds import (CLASS_VALUE, IMMUTABLE, IMMUTABLE_TYPES, MODULE,
-                                       NONDATA, PLAIN, RUN, W_PLAIN, W_RUN, read_kind,
+                                       NONDATA, PLAIN, RUN, TYPE_ATTR, W_PLAIN, W_RUN, read_kind,
                                        write_kind)
 from tornado_stm.stm.registry import INSTRUMENTED_CODES, is_instrumented
 from tornado_stm.stm.section import ENTRY_CODE
-from tornado_stm.stm.txn import VERSIONS, Transaction, _local, direct_write
+from tornado_stm.stm.txn import (CONTAINER_TYPES, DELETED, VERSIONS, Transaction, _local,
+                                 direct_write)
 from tornado_stm.stm.versions import stripe_of_key, stripe_of_object
 
 _BUILTINS = builtins.__dict__
@@ -71,9 +74,11 @@ def current() -> Optional[Transaction]:
 # -- attributes -------------------------------------------------------------
 
 def get_attr(tx: Optional[Transaction], obj: Any, name: str, *default: Any) -> Any:
-    if tx is None or tx.inevitable or id(obj) in tx.private:
+    if tx is None or tx.inevitable:
         return getattr(obj, name, *default)
     kind, owner = read_kind(type(obj), name)
+    if id(obj) in tx.private and kind != CLASS_VALUE:
+        return getattr(obj, name, *default)
     try:
         if kind == PLAIN:
             return tx.read_attr(obj, name)
@@ -83,6 +88,8 @@ def get_attr(tx: Optional[Transaction], obj: Any, name: str, *default: Any) -> A
             return tx.read_attr(obj, name, owner)
         if kind == MODULE:
             return _module_attr(tx, obj, name)
+        if kind == TYPE_ATTR:
+            return tx.read_type_attr(obj, name)
         if kind == NONDATA and tx.versioned(stripe_of_key(id(obj), name),
                                             _in_instance_dict, obj, name):
             return tx.read_attr(obj, name)
@@ -168,7 +175,7 @@ def get_item(tx: Optional[Transaction], obj: Any, key: Any) -> Any:
         return tx.whole_read(obj, operator.getitem, key)
     if isinstance(obj, dict):
         return tx.read_dict_item(obj, key)
-    if isinstance(obj, list):
+    if isinstance(obj, (list, deque)):
         return tx.whole_read(obj, operator.getitem, key)
     _judge_method(tx, kind, "__getitem__")
     return obj[key]
@@ -181,6 +188,9 @@ def set_item(tx: Optional[Transaction], obj: Any, key: Any, value: Any) -> None:
         elif isinstance(obj, dict):
             tx.write_dict_item(obj, key, value)
         elif isinstance(obj, list):
+            # lst[a:b] = src reads src now; lst[i] = v only stores a reference.
+            tx.shadow_for_write(obj)[key] = view(tx, value) if type(key) is slice else value
+        elif isinstance(obj, deque):
             tx.shadow_for_write(obj)[key] = value
         elif type(obj) in IMMUTABLE_TYPES:
             obj[key] = value                  # raises the usual TypeError
@@ -197,7 +207,7 @@ def del_item(tx: Optional[Transaction], obj: Any, key: Any) -> None:
             del obj[key]
         elif isinstance(obj, dict):
             tx.delete_dict_item(obj, key)
-        elif isinstance(obj, list):
+        elif isinstance(obj, (list, deque)):
             del tx.shadow_for_write(obj)[key]
         elif type(obj) in IMMUTABLE_TYPES:
             del obj[key]                      # raises the usual TypeError
@@ -230,7 +240,7 @@ def _direct_item_op(tx: Optional[Transaction], obj: Any, key: Any, op: Any, *val
         op(obj, key, *value)
     elif isinstance(obj, dict):
         _direct_dict_op(obj, key, op, *value)
-    elif isinstance(obj, (list, set)):
+    elif isinstance(obj, (list, set, deque)):
         direct_write((stripe_of_object(id(obj)),), op, obj, key, *value)
     else:
         op(obj, key, *value)
@@ -274,11 +284,17 @@ def del_global(tx: Optional[Transaction], namespace: dict, name: str) -> None:
 # -- iteration, membership, augmented assignment, fresh objects ------------------
 
 def iterate(tx: Optional[Transaction], obj: Any) -> Any:
-    """What a ``for`` loop should iterate over: a consistent snapshot of shared containers."""
+    """What a ``for`` loop (or a comprehension) should iterate over.
+
+    A shared container is iterated through the section's read shadow: one
+    consistent copy, which the section's own later writes also change, so
+    a lazy consumer (a generator expression) sees exactly what a serial
+    run would.
+    """
     if tx is None or tx.inevitable or id(obj) in tx.private:
         return obj
-    if isinstance(obj, (list, dict, set)):
-        return tx.whole_read(obj, tuple)
+    if isinstance(obj, CONTAINER_TYPES):
+        return tx.read_shadow(obj)
     if isinstance(obj, _FRAMES):
         _inevitable(tx, "resuming a generator or coroutine from outside the section")
     return obj
@@ -292,29 +308,139 @@ def contains(tx: Optional[Transaction], item: Any, container: Any) -> bool:
         return item in container
     if isinstance(container, dict):
         return tx.dict_contains(container, item)
-    if isinstance(container, (list, set)):
+    if isinstance(container, (list, set, deque)):
         return tx.whole_read(container, operator.contains, item)
     _judge_method(tx, kind, "__contains__")
     return item in container
 
 
+# -- values read by uninstrumented code: operators, tests, formatting, unpacking ----
+
+def view(tx: Optional[Transaction], obj: Any) -> Any:
+    """``obj`` as an operator, an unpacking or a starred argument reads it right now.
+
+    The rewriter wraps the operands of ``+``, ``|``, ``-``..., unpacked and
+    starred values and ``**`` mappings. A shared container the section
+    wrote is replaced by its private copy (identity never matters in those
+    places); one it did not write is returned itself, its read recorded
+    (and checked again at commit). A bound method of a shared container is
+    re-bound to the section's copy.
+    """
+    if tx is None or tx.inevitable:
+        return obj
+    kind = type(obj)
+    if kind in IMMUTABLE_TYPES or id(obj) in tx.private:
+        return obj
+    if isinstance(obj, CONTAINER_TYPES):
+        log = tx.containers.get(id(obj))
+        if log is not None:
+            return tx.materialize(log)
+        tx.touch(obj)
+        return obj
+    owner = _bound_container(obj)
+    if owner is not None and id(owner) not in tx.private:
+        return getattr(tx.read_shadow(owner), obj.__name__)
+    return obj
+
+
+#: Elements deep_view() looks at inside a value before it gives up and makes
+#: the section inevitable.
+DEEP_VIEW_BUDGET = 100_000
+
+
+def deep_view(tx: Optional[Transaction], obj: Any) -> Any:
+    """``obj`` as a comparison or a format reads it: :func:`view`, nested containers too.
+
+    ``==``, ``<``, ``repr``, f-strings, ``sorted`` and ``max`` read the
+    containers nested in a value as well (a list of lists). Their reads
+    are recorded; if the section wrote one of them (the nested read would
+    miss that write), or the value is too large to scan, the section
+    becomes inevitable, so the read sees exactly what a serial run would.
+    """
+    if tx is None or tx.inevitable:
+        return obj
+    kind = type(obj)
+    if (kind in IMMUTABLE_TYPES and kind is not tuple) or id(obj) in tx.private:
+        return obj
+    result = obj if kind is tuple else view(tx, obj)
+    if isinstance(result, (tuple, *CONTAINER_TYPES)) and not _record_nested(tx, result):
+        _inevitable(tx, "deep read of a shared structure outside the barriers")
+        return obj
+    return result
+
+
+def _record_nested(tx: Transaction, root: Any) -> bool:
+    """Record reads of the shared containers nested in ``root``; False if that cannot be done."""
+    stack = [root]
+    budget = DEEP_VIEW_BUDGET
+    while stack:
+        item = stack.pop()
+        budget -= len(item)
+        if budget < 0:
+            return False
+        for element in (item.items() if isinstance(item, dict) else item):
+            kind = type(element)
+            if kind in IMMUTABLE_TYPES and kind is not tuple:
+                continue
+            if kind is tuple:
+                stack.append(element)
+            elif isinstance(element, CONTAINER_TYPES) and id(element) not in tx.private:
+                log = tx.containers.get(id(element))
+                if log is not None and log.changed():
+                    return False
+                tx.touch(element)
+                stack.append(element)
+    return True
+
+
+def truth(tx: Optional[Transaction], obj: Any) -> bool:
+    """``bool(obj)`` in ``if``, ``while``, ``not``, ``assert``, comprehension tests."""
+    if tx is None or tx.inevitable or type(obj) in IMMUTABLE_TYPES or id(obj) in tx.private:
+        return bool(obj)
+    if isinstance(obj, CONTAINER_TYPES):
+        return tx.whole_read(obj, bool)
+    return bool(obj)
+
+
+def touch(tx: Optional[Transaction], obj: Any) -> Any:
+    """An operand of ``or``/``and`` whose value is kept: recorded, returned as itself.
+
+    If the section wrote the container, plain ``bool()`` would see the
+    committed contents: the section becomes inevitable (its writes are
+    then public) so the test and the value agree with a serial run.
+    """
+    if tx is None or tx.inevitable or type(obj) in IMMUTABLE_TYPES or id(obj) in tx.private:
+        return obj
+    if isinstance(obj, CONTAINER_TYPES):
+        log = tx.containers.get(id(obj))
+        if log is not None and log.changed():
+            _inevitable(tx, "testing a container this section wrote, in 'and'/'or'")
+        else:
+            tx.touch(obj)
+    return obj
+
+
+def tick(tx: Optional[Transaction]) -> None:
+    """Once per ``while`` iteration: re-validate now and then, so no zombie loops for ever."""
+    if tx is not None and not tx.inevitable:
+        tx.tick()
+
+
 def augmented(tx: Optional[Transaction], op: Any, target: Any, value: Any) -> Any:
     """``target op= value``; returns what the statement stores back."""
-    if isinstance(target, (list, dict, set)):
+    if isinstance(target, CONTAINER_TYPES):
         if tx is None or tx.inevitable:
             if tx is not None and id(target) in tx.private:
                 return op(target, value)
             return _direct_container_call(target, op, (target, value), {})
         if id(target) not in tx.private:
-            if isinstance(value, (list, dict, set)) and id(value) not in tx.private:
-                value = tx.whole_read(value, _copy_of)
-            op(tx.shadow_for_write(target), value)
+            op(tx.shadow_for_write(target), tx.read_shadow(value) if isinstance(
+                value, CONTAINER_TYPES) and id(value) not in tx.private else value)
             return target
+    if tx is not None and not tx.inevitable:
+        # counter += shared_list (an instance's __iadd__) or n += 1: the value as read now.
+        value = view(tx, value)
     return op(target, value)
-
-
-def _copy_of(obj: Any) -> Any:
-    return obj.copy()
 
 
 def new(tx: Optional[Transaction], obj: Any) -> Any:
@@ -365,13 +491,21 @@ def _inevitable(tx: Transaction, cause: str) -> None:
 
 
 def _bound_container(f: Any) -> Any:
-    """The list/dict/set a bound C method belongs to, or None."""
+    """The shared-container kind of object a bound method belongs to, or None.
+
+    C methods (``lst.append``, ``d.items``) and Python methods of container
+    types (``Counter.update``) both count.
+    """
     kind = type(f)
-    if kind is BuiltinFunctionType or kind is MethodWrapperType:
+    if kind is BuiltinFunctionType or kind is MethodWrapperType or kind is MethodType:
         owner = f.__self__
-        if isinstance(owner, (list, dict, set)):
+        if isinstance(owner, CONTAINER_TYPES):
             return owner
     return None
+
+
+#: Methods of containers whose result keeps reading the container later.
+LAZY_METHODS = frozenset({"keys", "values", "items", "__iter__", "__reversed__", "elements"})
 
 
 def _call_optimistic(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
@@ -384,12 +518,18 @@ def _call_optimistic(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
     owner = _bound_container(f)
     if owner is not None:
         if id(owner) in tx.private:
-            return f(*args, **kwargs)
+            return _call_reading(tx, f, args, kwargs)
         if kind == "pure":
-            result = tx.whole_read(owner, _call_unbound, f.__name__, args, kwargs)
-            return _fresh(tx, rule, result)
+            name = f.__name__
+            log = tx.containers.get(id(owner))
+            if log is not None or name in LAZY_METHODS:
+                method = getattr(tx.read_shadow(owner), name)
+                return _fresh(tx, rule, _call_reading(tx, method, args, kwargs))
+            return _fresh(tx, rule, _call_reading(tx, f, args, kwargs, also=owner))
         if kind == "mutates" and 0 in rule.writes:
-            return getattr(tx.shadow_for_write(owner), f.__name__)(*args, **kwargs)
+            # dst.extend(src): the arguments are read consistently too.
+            method = getattr(tx.shadow_for_write(owner), f.__name__)
+            return _fresh(tx, rule, _call_reading(tx, method, args, kwargs))
     elif kind == "pure":
         return _fresh(tx, rule, _call_reading(tx, f, args, kwargs))
     elif kind == "mutates" and _can_shadow(tx, args, rule.writes):
@@ -440,17 +580,13 @@ def _deeply_private(tx: Transaction, root: Any) -> bool:
     return True
 
 
-def _call_unbound(container: Any, name: str, args: tuple, kwargs: dict) -> Any:
-    return getattr(container, name)(*args, **kwargs)
-
-
 def _can_shadow(tx: Transaction, args: tuple, writes: tuple[int, ...]) -> bool:
     """True when every written argument is private or a list, dict or set."""
     for index in writes:
         if index >= len(args):
             return False
         arg = args[index]
-        if id(arg) not in tx.private and not isinstance(arg, (list, dict, set)):
+        if id(arg) not in tx.private and not isinstance(arg, CONTAINER_TYPES):
             return False
     return True
 
@@ -461,29 +597,108 @@ def _fresh(tx: Transaction, rule: policy.CallPolicy, result: Any) -> Any:
     return result
 
 
-def _call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
-    """Call ``f`` with shared containers among ``args`` read consistently."""
-    watched: list[int] = []
-    call_args: Optional[list] = None
-    for index, arg in enumerate(args):
-        if isinstance(arg, (list, dict, set)) and id(arg) not in tx.private:
-            log = tx.containers.get(id(arg))
-            if log is not None:
-                if call_args is None:
-                    call_args = list(args)
-                call_args[index] = tx.materialize(log)
+#: Uninstrumented callables that compare, hash or format the values inside
+#: their arguments: nested containers are read too (see deep_view).
+DEEP_READERS: set = {repr, str, ascii, format, sorted, min, max, hash, print,
+                     operator.eq, operator.ne, operator.lt, operator.le, operator.gt,
+                     operator.ge, operator.contains, operator.countOf, operator.indexOf}
+#: Callables whose result reads its arguments later (an iterator, a view).
+LAZY_CALLABLES: set = {iter, reversed, enumerate, zip, map, filter, *(
+    getattr(itertools, name) for name in (
+        "chain", "islice", "cycle", "accumulate", "compress", "dropwhile", "takewhile",
+        "filterfalse", "groupby", "starmap", "zip_longest", "pairwise")
+    if hasattr(itertools, name))}
+
+
+def _is_lazy(value: Any) -> bool:
+    """True for a result that would read a container after the call returned."""
+    kind = type(value)
+    return kind not in IMMUTABLE_TYPES and (hasattr(kind, "__next__") or kind in _VIEW_TYPES)
+
+
+_VIEW_TYPES = frozenset({type({}.keys()), type({}.values()), type({}.items()),
+                         type(OrderedDict().keys()), type(OrderedDict().values()),
+                         type(OrderedDict().items()), memoryview})
+
+
+def _call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
+                  also: Any = None, lazy: bool = False) -> Any:
+    """Call ``f`` with the shared containers among its arguments read consistently.
+
+    ``also`` is one more shared container the call reads (the owner of a
+    bound method). A container the section wrote is replaced by its
+    private copy; one it did not write is read inside a version window,
+    or, when the call's result keeps reading it (``lazy``, an iterator),
+    replaced by its read shadow. Bound methods of shared containers passed
+    as arguments (``max(d, key=d.get)``) are re-bound to the section's
+    copy. Values nested in the arguments are recorded for the callables
+    that read them (``DEEP_READERS``).
+    """
+    try:
+        lazy = lazy or f in LAZY_CALLABLES
+        deep = f in DEEP_READERS
+    except TypeError:                             # an unhashable callable
+        deep = False
+    watched: list[int] = [stripe_of_object(id(also))] if also is not None else []
+    call_args = list(args)
+    call_kwargs = dict(kwargs) if kwargs else kwargs
+    changed = False
+    for where, key, arg in _arguments(call_args, call_kwargs):
+        kind = type(arg)
+        if kind in IMMUTABLE_TYPES and kind is not tuple:
+            continue
+        replacement = arg
+        if id(arg) in tx.private:
+            continue
+        if isinstance(arg, CONTAINER_TYPES):
+            if lazy or id(arg) in tx.containers:
+                replacement = tx.read_shadow(arg)
             else:
                 watched.append(stripe_of_object(id(arg)))
-        elif isinstance(arg, _FRAMES) and id(arg) not in tx.private:
+            if deep and not _record_nested(tx, replacement):
+                _inevitable(tx, f"deep read by {policy.qualified_name(f)}")
+                return _call_direct(tx, f, args, kwargs)
+        elif kind is tuple:
+            if deep and not _record_nested(tx, arg):
+                _inevitable(tx, f"deep read by {policy.qualified_name(f)}")
+                return _call_direct(tx, f, args, kwargs)
+        elif isinstance(arg, _FRAMES):
             # list(gen), sum(gen)...: the C code would resume a frame that
             # existed before the section, which cannot be rolled back.
             _inevitable(tx, "resuming a generator or coroutine from outside the section")
             return f(*args, **kwargs)
-    final_args = args if call_args is None else tuple(call_args)
+        else:
+            owner = _bound_container(arg)
+            if owner is not None and id(owner) not in tx.private:
+                replacement = getattr(tx.read_shadow(owner), arg.__name__)
+        if replacement is not arg:
+            where[key] = replacement
+            changed = True
+    final_args = tuple(call_args) if changed else args
+    final_kwargs = call_kwargs if changed else kwargs
     if not watched:
-        return f(*final_args, **kwargs)
+        return f(*final_args, **final_kwargs)
+    result = _read_window(tx, watched, f, final_args, final_kwargs)
+    if not lazy and _is_lazy(result):
+        # An iterator or view over a shared container: call again on copies.
+        return _call_reading(tx, f, args, kwargs, also=None, lazy=True) if also is None else \
+            _call_reading(tx, getattr(tx.read_shadow(also), f.__name__), args, kwargs, lazy=True)
+    return result
+
+
+def _arguments(args: list, kwargs: dict) -> Any:
+    """(container, key, value) for every positional and keyword argument."""
+    for index, arg in enumerate(args):
+        yield args, index, arg
+    if kwargs:
+        for name, arg in kwargs.items():
+            yield kwargs, name, arg
+
+
+def _read_window(tx: Transaction, watched: list[int], f: Any, args: tuple, kwargs: dict) -> Any:
+    """``f(*args, **kwargs)``, consistent with the snapshot for every stripe in ``watched``."""
     if len(watched) == 1:
-        return tx.versioned(watched[0], _apply, f, final_args, kwargs)
+        return tx.versioned(watched[0], _apply, f, args, kwargs)
     while True:
         before = [VERSIONS[stripe] for stripe in watched]
         stale = [s for s, v in zip(watched, before) if v > tx.rv]
@@ -491,7 +706,7 @@ def _call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
             tx.extend(stale[0])
             continue
         try:
-            result = f(*final_args, **kwargs)
+            result = f(*args, **kwargs)
         except Exception:
             if [VERSIONS[s] for s in watched] != before:
                 continue
@@ -550,7 +765,7 @@ def _call_direct(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -
         owner = _bound_container(f)
         targets = [owner] if owner is not None and 0 in rule.writes else [
             args[i] for i in rule.writes if i < len(args)]
-        shared = [t for t in targets if isinstance(t, (list, dict, set))
+        shared = [t for t in targets if isinstance(t, CONTAINER_TYPES)
                   and (tx is None or id(t) not in tx.private)]
         if shared:
             return _direct_container_call(shared[0], f, args, kwargs, extra=shared[1:])

@@ -103,5 +103,6 @@ def _configure(namespace: dict) -> None:
         instrumented_codes=registry.INSTRUMENTED_CODES,
         entry_code=section.ENTRY_CODE,
         frame_types=namespace["_FRAMES"],
+        container_types=txn.CONTAINER_TYPES,
         python={name: PYTHON[name] for name in HOT_BARRIERS},
     )

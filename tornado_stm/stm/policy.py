@@ -162,6 +162,31 @@ SHIPPED: dict[str, str] = {
     "random.Random": "pure fresh",
     **_words("pure fresh", "json.loads copy.copy collections.deque collections.OrderedDict "
              "collections.defaultdict collections.Counter"),
+    # collections types, entry by entry for the class that defines each
+    # method (their dict/list-like methods are the types' own).
+    "collections.deque.*": "pure",
+    **_words("mutates 0", " ".join("collections.deque." + m for m in (
+        "append appendleft extend extendleft pop popleft remove rotate clear insert reverse "
+        "__setitem__ __delitem__ __iadd__ __imul__").split())),
+    "collections.deque.copy": "pure fresh",
+    "collections.OrderedDict.*": "pure",
+    **_words("mutates 0", " ".join("collections.OrderedDict." + m for m in (
+        "popitem pop setdefault move_to_end update clear __setitem__ __delitem__ __ior__")
+        .split())),
+    **_words("pure fresh", "collections.OrderedDict.copy collections.OrderedDict.fromkeys"),
+    **_words("mutates 0", "collections.Counter.update collections.Counter.subtract "
+             "collections.Counter.__iadd__ collections.Counter.__isub__ "
+             "collections.Counter.__ior__ collections.Counter.__iand__"),
+    **_words("pure", "collections.Counter.most_common collections.Counter.elements "
+             "collections.Counter.total collections.Counter.__missing__ "
+             "collections.Counter.__eq__ collections.Counter.__ne__ collections.Counter.__le__ "
+             "collections.Counter.__lt__ collections.Counter.__ge__ collections.Counter.__gt__ "
+             "collections.Counter.__repr__ collections.Counter.__reduce__"),
+    **_words("pure fresh", "collections.Counter.copy collections.Counter.__add__ "
+             "collections.Counter.__sub__ collections.Counter.__or__ "
+             "collections.Counter.__and__ collections.Counter.__pos__ "
+             "collections.Counter.__neg__ collections.Counter.fromkeys"),
+    **_words("pure fresh", "collections.defaultdict.copy collections.defaultdict.__copy__"),
     # Tornado: the read-only getters of a request handler and its request.
     **_words("pure", "tornado.web.RequestHandler.get_argument "
              "tornado.web.RequestHandler.get_arguments "
@@ -317,15 +342,25 @@ def _wildcard_for(f: object) -> Optional[CallPolicy]:
         return _wildcards.get(f.__module__ or "")
     if isinstance(f, type):
         return _wildcards.get(f.__module__)
-    if kind in (MethodDescriptorType, WrapperDescriptorType):
-        owner = f.__objclass__
-    elif kind in (BuiltinFunctionType, MethodWrapperType, MethodType):
+    if kind in (MethodDescriptorType, WrapperDescriptorType, MethodWrapperType):
+        owner = getattr(f, "__objclass__", None) or type(f.__self__)
+    elif kind in (BuiltinFunctionType, MethodType):
         owner = type(f.__self__)
     else:
         return None
-    for klass in owner.__mro__:
+    # The entry of the class that *defines* the method, never of a base that
+    # merely has a method of the same name: OrderedDict.popitem is not
+    # dict.popitem, and "dict.*" must not make it pure. A C method names its
+    # class in its qualified name (super().append(x) in a list subclass).
+    name = getattr(f, "__name__", "")
+    defining = getattr(f, "__qualname__", "").rpartition(".")[0]
+    candidates = [klass for klass in owner.__mro__ if name in klass.__dict__]
+    start = next((i for i, klass in enumerate(candidates) if klass.__qualname__ == defining), 0)
+    # Builtin classes re-wrap their bases' slots (Exception.__init__ is
+    # BaseException's): between builtins, a base's entry still applies.
+    for klass in candidates[start:]:
         policy = _wildcards.get(_type_name(klass))
-        if policy is not None and getattr(klass, getattr(f, "__name__", ""), None) is not None:
+        if policy is not None or klass.__module__ != "builtins":
             return policy
     return None
 

@@ -16,8 +16,11 @@
    next attempt is inevitable from its start, so it cannot abort again.
 4. Any other exception first checks the snapshot: if something the call
    read has changed, the exception may come from an inconsistent view and
-   is treated as an abort. Otherwise the redo log is dropped and the
-   exception propagates unchanged.
+   is treated as an abort. Otherwise the section *commits* the writes it
+   made before the exception, as plain Python (and PyPy-STM) would, and
+   the exception propagates unchanged.
+5. An inevitable section unlocks the stripes it wrote in place when it
+   ends (``txn.release_held``), before framework code goes on.
 
 :func:`entry` wraps each instrumented function so that a call from
 uninstrumented code starts a section, while a call made inside a section
@@ -37,7 +40,7 @@ from typing import Any, Callable, Optional, TypeVar
 from tornado_stm.stm import log as stmlog
 from tornado_stm.stm.registry import INSTRUMENTED_CODES
 from tornado_stm.stm.stats import for_current_thread
-from tornado_stm.stm.txn import AbortSection, Transaction, _local
+from tornado_stm.stm.txn import AbortSection, Transaction, _local, release_held
 from tornado_stm.stm.worldlock import WORLD_LOCK
 
 #: Aborts of one section after which it runs inevitably (guaranteed progress).
@@ -84,25 +87,34 @@ def run_section(fn: Callable[..., Any], args: tuple = (), kwargs: dict | None = 
             continue
         except BaseException as exc:
             _local.tx = None
-            if isinstance(exc, Exception) and not tx.inevitable and (
-                    tx.doomed is not None or tx.validate() is not None):
+            try:
+                # The writes made before the exception stay, as in plain
+                # Python; commit() validates first, so an exception raised
+                # by an inconsistent view is an abort instead.
+                tx.commit()
+            except AbortSection as abort:
                 aborts += 1
-                token = _after_abort(tx, AbortSection(
-                    f"inconsistent read raised {type(exc).__name__}"))
+                cause = f"inconsistent read raised {type(exc).__name__}"
+                token = _after_abort(tx, AbortSection(cause, abort.marker))
                 _back_off(aborts)
                 continue
-            tx.discard()
-            stats.commits += 1
-            stmlog.record(stmlog.STM_TRANSACTION_COMMIT, stats.thread_num)
-            tx.leave_w()
+            _end(tx)
             raise exc.with_traceback(_without_engine_frames(exc.__traceback__))
         _local.tx = None
-        stats.commits += 1
-        stmlog.record(stmlog.STM_TRANSACTION_COMMIT, stats.thread_num)
-        tx.leave_w()
-        for action in tx.after_commit:
-            action()
+        _end(tx)
         return result
+
+
+def _end(tx: Transaction) -> None:
+    """A committed section: count it, unlock its in-place writes, run what waited for it."""
+    tx.stats.commits += 1
+    stmlog.record(stmlog.STM_TRANSACTION_COMMIT, tx.stats.thread_num)
+    if tx.inevitable:
+        release_held()
+    tx.leave_w()
+    actions, tx.after_commit = tx.after_commit, []
+    for action in actions:
+        action()
 
 
 _ENGINE_DIR = os.path.dirname(os.path.abspath(__file__))

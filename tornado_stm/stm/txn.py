@@ -26,24 +26,40 @@ section are *private*: they are not tracked or copied at all.
 *Commit.* A transaction with writes takes the world lock W, validates its
 read set (every stripe still no newer than ``rv``), locks the stripes it
 writes, publishes, bumps the clock and gives the stripes the new version.
-Read-only transactions commit without W: their snapshot was consistent.
+Read-only transactions commit without W, but still validate: some reads
+(operators and uninstrumented functions given a shared container) are
+checked only after the fact, and what a read-only section hands on (a
+response, ``transaction.add``) must come from one consistent state.
 
 *Abort.* Raising :class:`AbortSection` unwinds the application code; the
 section runner drops the redo log and starts the call again.
 
 *Inevitability.* Before something that cannot be rolled back, the
 transaction takes W, validates (or aborts), publishes its redo log and
-keeps W to the end. From then on it writes in place, still bumping
-versions so that optimistic readers notice, and it never aborts.
+keeps W to the end. From then on it writes in place and it never aborts.
+Every stripe it writes in place stays *locked* until the section ends
+(:func:`release_held`), so an optimistic reader can never see one of its
+writes without the others: it waits, or aborts, and sees all of them
+after. Objects the section created before becoming inevitable stop being
+private then, since publishing made them reachable.
 
 *Direct mode.* Instrumented code running outside any section (a coroutine
-step driven by the event loop) writes in place under W the same way.
+step driven by the event loop) writes in place under W the same way; its
+stripes are released when the thread gives W up.
+
+*Read shadows.* A shared container handed to code that reads it later
+(a lazy iterator, a ``for`` loop, a dict view) is given a private copy,
+read consistently once: the *read shadow*. The section's later writes go
+to the same copy, so the lazy reader sees them, as in a serial run. A
+shadow that was never written is not published.
 """
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
+from collections import OrderedDict, deque
 from typing import Any, Optional
 
 from tornado_stm.stm import fastpath
@@ -64,6 +80,10 @@ BROKEN_FOR_TESTS = {"skip_validation": False}
 
 #: The value of a deleted attribute or key in a redo log.
 DELETED = object()
+
+#: The shared containers the engine logs as wholes (subclasses included:
+#: OrderedDict, Counter and defaultdict are dicts).
+CONTAINER_TYPES = (list, dict, set, deque)
 
 
 class AbortSection(BaseException):
@@ -96,7 +116,7 @@ def current() -> Optional["Transaction"]:
 
 
 class ContainerLog:
-    """The redo log of one shared list, set or dict."""
+    """The redo log of one shared list, set, dict or deque."""
 
     __slots__ = ("real", "shadow", "writes", "dirty", "whole")
 
@@ -111,6 +131,10 @@ class ContainerLog:
         #: True when the copy was changed by an operation on the whole.
         self.whole = False
 
+    def changed(self) -> bool:
+        """False for a read shadow: nothing to publish."""
+        return self.whole or bool(self.writes) or bool(self.dirty)
+
 
 def _copy(obj: Any) -> Any:
     kind = type(obj)
@@ -118,8 +142,7 @@ def _copy(obj: Any) -> Any:
         return obj[:]
     if kind is dict or kind is set:
         return obj.copy()
-    import copy
-    return copy.copy(obj)
+    return copy.copy(obj)          # deque, OrderedDict, Counter, defaultdict, subclasses
 
 
 class Transaction:
@@ -215,7 +238,7 @@ class Transaction:
             self.write_markers[stripe] = stmlog.user_marker()
 
     def has_writes(self) -> bool:
-        return bool(self.attrs or self.containers)
+        return bool(self.attrs) or any(log.changed() for log in self.containers.values())
 
     # -- attributes -------------------------------------------------------
 
@@ -227,10 +250,40 @@ class Transaction:
                 raise AttributeError(f"{type(obj).__name__!r} object has no attribute {name!r}")
             return value
         if class_owner is not None:
-            # A class-level value read through an instance: a write to the
-            # class attribute must conflict with this read too.
-            self.versioned(stripe_of_key(id(class_owner), name), _noop)
+            # A class-level value read through an instance: unless the
+            # instance has its own, it is the class's, as this section sees
+            # the classes of the MRO (its own writes to them included).
+            own = (self.versioned(stripe_of_key(id(obj), name), _instance_value, obj, name)
+                   if id(obj) not in self.private else _instance_value(obj, name))
+            if own is not DELETED:
+                return own
+            return self.read_type_attr(type(obj), name)
         return self.versioned(stripe_of_key(id(obj), name), getattr, obj, name)
+
+    def read_class_chain(self, klass: type, name: str, owner: Optional[type] = None) -> None:
+        """Record a read of ``name`` in every class of ``klass.__mro__`` up to ``owner``.
+
+        ``Sub.x`` found in ``Base`` depends on ``Base.x`` and on ``Sub``
+        not defining ``x``: a write to either must conflict with the read.
+        """
+        for base in klass.__mro__:
+            self.versioned(stripe_of_key(id(base), name), _noop)
+            if base is owner:
+                return
+
+    def read_type_attr(self, klass: type, name: str) -> Any:
+        """``klass.name`` for a class object, versioned along its MRO (and this section's writes)."""
+        owner: Optional[type] = None
+        for base in klass.__mro__:
+            record = self.attrs.get(id(base))
+            if record is not None and name in record[1] and record[1][name] is not DELETED:
+                self.read_class_chain(klass, name, base)
+                return record[1][name]
+            if name in base.__dict__:
+                owner = base
+                break
+        self.read_class_chain(klass, name, owner)
+        return self.versioned(stripe_of_key(id(owner or klass), name), getattr, klass, name)
 
     def has_attr_logged(self, obj: Any, name: str) -> bool:
         record = self.attrs.get(id(obj))
@@ -272,6 +325,28 @@ class Transaction:
                 log.writes = {}
             log.shadow = shadow
         return log.shadow
+
+    def read_shadow(self, obj: Any) -> Any:
+        """The section's private copy of a shared container, for a reader that keeps it."""
+        log = self.containers.get(id(obj))
+        if log is None:
+            log = self.containers[id(obj)] = ContainerLog(obj)
+        return self.materialize(log)
+
+    def touch(self, obj: Any) -> None:
+        """Record a read of the whole of ``obj`` that plain code makes right after.
+
+        The version is checked now and again at commit, so a concurrent
+        change is caught; what is read in between may be torn, which the
+        exception rule and the periodic validation make harmless.
+        """
+        self.versioned(stripe_of_object(id(obj)), _noop)
+
+    def tick(self) -> None:
+        """A loop's back edge: count it as a read, so a long loop re-validates."""
+        self.read_count += 1
+        if not self.read_count % VALIDATE_EVERY:
+            self.check()
 
     def shadow_for_write(self, obj: Any) -> Any:
         """The private copy of a shared container, to be changed as a whole."""
@@ -320,6 +395,10 @@ class Transaction:
 
     def write_dict_item(self, d: dict, key: Any, value: Any) -> None:
         log = self.log_for(d)
+        if log.shadow is None and (isinstance(d, OrderedDict) or log.writes.get(key) is DELETED):
+            # Key order is state: a deleted key set again moves to the end,
+            # which only a copy published as a whole reproduces.
+            self.shadow_for_write(d)
         if log.shadow is not None:
             log.shadow[key] = value
             log.dirty.add(key)
@@ -333,6 +412,8 @@ class Transaction:
         if not self.dict_contains(d, key):
             raise KeyError(key)
         log = self.log_for(d)
+        if log.shadow is None and isinstance(d, OrderedDict):
+            self.shadow_for_write(d)
         if log.shadow is not None:
             del log.shadow[key]
             log.dirty.add(key)
@@ -394,17 +475,18 @@ class Transaction:
         # The changed keys of each dict, found once: they name the stripes
         # to lock and, for a private copy, the keys to publish.
         changed_keys: dict[int, list] = {}
-        for oid, log in self.containers.items():
+        written = [(oid, log) for oid, log in self.containers.items() if log.changed()]
+        for oid, log in written:
             stripes.add(stripe_of_object(oid))
             if isinstance(log.real, dict):
                 changed_keys[oid] = keys = _changed_keys(log)
-                stripes.update(stripe_of_key(oid, key) for key in keys)
+                stripes.update(stripe_of_key(oid, key) for key in keys[0])
         lock_stripes(stripes)
         try:
             for obj, names in self.attrs.values():
                 for name, value in names.items():
                     _publish_attr(obj, name, value)
-            for oid, log in self.containers.items():
+            for oid, log in written:
                 _publish_container(log, changed_keys.get(oid))
         finally:
             release_stripes(stripes)
@@ -416,7 +498,10 @@ class Transaction:
     def commit(self) -> None:
         if self.doomed is not None:
             raise self.doomed
-        if self.inevitable or not self.has_writes():
+        if self.inevitable:
+            return
+        if not self.has_writes():
+            self.check()                # read-only: still one consistent state
             return
         self.take_w()
         self.check()
@@ -438,6 +523,9 @@ class Transaction:
         self.publish()
         self.inevitable = True
         self.reads = set()
+        # Publishing made the objects created so far reachable: from now on
+        # their in-place writes must be versioned like any shared object's.
+        self.private = {}
         self.stats.inevitable[cause] += 1
 
     def adopt(self, obj: Any) -> None:
@@ -472,22 +560,44 @@ def _noop() -> None:
     return None
 
 
+def _instance_value(obj: Any, name: str) -> Any:
+    """``obj.__dict__[name]``, or DELETED when the instance has no value of its own."""
+    values = getattr(obj, "__dict__", None)
+    if values is not None and name in values:
+        return values[name]
+    return DELETED
+
+
 def hasattr_versioned(tx: Transaction, obj: Any, name: str) -> bool:
     if tx.has_attr_logged(obj, name):
         return tx.attrs[id(obj)][1][name] is not DELETED
     return tx.versioned(stripe_of_key(id(obj), name), hasattr, obj, name)
 
 
-def _changed_keys(log: ContainerLog) -> list:
+def _changed_keys(log: ContainerLog) -> tuple[list, set]:
+    """The keys a dict's log changes (in publishing order), and those that must move.
+
+    With a private copy, key order is state too: from the first key whose
+    position differs between the dict and the copy, every key is moved
+    (deleted and set again) so that the dict ends in the copy's order, as
+    a serial run would leave it.
+    """
     if log.shadow is None:
-        return list(log.writes)
-    if not log.whole:
-        return list(log.dirty)
+        return list(log.writes), set()
     real, shadow = log.real, log.shadow
-    changed = [key for key in real if key not in shadow]
-    changed.extend(key for key, value in shadow.items()
-                   if key not in real or real[key] is not value)
-    return changed
+    removed = [key for key in real if key not in shadow]
+    surviving = [key for key in real if key in shadow]
+    order = list(shadow)
+    first = next((i for i, (a, b) in enumerate(zip(surviving, order)) if a is not b and a != b),
+                 len(surviving))
+    moved = set(order[first:]) & set(surviving)
+    if log.whole:
+        changed = [key for index, key in enumerate(order)
+                   if index >= first or key not in real or real[key] is not shadow[key]]
+    else:
+        dirty = log.dirty
+        changed = [key for index, key in enumerate(order) if index >= first or key in dirty]
+    return removed + changed, moved
 
 
 def _publish_attr(obj: Any, name: str, value: Any) -> None:
@@ -499,7 +609,7 @@ def _publish_attr(obj: Any, name: str, value: Any) -> None:
         setter(obj, name, value)
 
 
-def _publish_container(log: ContainerLog, changed_keys: Optional[list]) -> None:
+def _publish_container(log: ContainerLog, changed_keys: Optional[tuple[list, set]]) -> None:
     """Publish one container's log; ``changed_keys`` is ``_changed_keys(log)`` for a dict."""
     real = log.real
     if log.shadow is None:                       # a dict with per-key writes
@@ -512,35 +622,63 @@ def _publish_container(log: ContainerLog, changed_keys: Optional[list]) -> None:
     shadow = log.shadow
     if isinstance(real, list):
         real[:] = shadow
+    elif isinstance(real, OrderedDict):
+        real.clear()
+        real.update(shadow)
     elif isinstance(real, dict):
         # Key by key, never clear(): a module's globals may be this dict,
         # and unbarriered readers (LOAD_GLOBAL) must never see it empty.
-        for key in changed_keys:
+        keys, moved = changed_keys
+        for key in keys:
             if key in shadow:
+                if key in moved:
+                    del real[key]
                 real[key] = shadow[key]
             else:
                 real.pop(key, None)
+    elif isinstance(real, deque):
+        real.clear()
+        real.extend(shadow)
     else:                                        # a set
         real.difference_update(real - shadow)
         real.update(shadow)
+
+
+#: Stripes written in place by the holder of W (an inevitable section, or
+#: instrumented code outside sections) and still locked. Only the holder of
+#: W touches it. They are released together, with one new version, when the
+#: inevitable section ends or the thread gives W up: an optimistic reader
+#: sees either none of those writes or all of them.
+_held: set[int] = set()
+
+
+def release_held() -> None:
+    """Unlock the stripes written in place so far (caller holds W)."""
+    if _held:
+        stripes = set(_held)
+        _held.clear()
+        release_stripes(stripes)
+
+
+WORLD_LOCK.before_release(release_held)
 
 
 def direct_write(stripes: "set[int] | tuple[int, ...]", op: Any, *args: Any) -> Any:
     """Run ``op(*args)``, a write in place, outside optimistic mode.
 
     Used by inevitable sections and by instrumented code running outside
-    any section: the write is made under W with its stripes locked and
-    then bumped, so optimistic sections that read the old value abort.
+    any section: the write is made under W with its stripes locked; they
+    stay locked until the section ends or W is given up (``_held``), then
+    get a new version, so optimistic sections that read an old value
+    abort and none can see this write without the others.
     """
     own = not WORLD_LOCK.held_by_current_thread()
     if own:
         WORLD_LOCK.acquire()
     try:
         lock_stripes(stripes)
-        try:
-            return op(*args)
-        finally:
-            release_stripes(stripes)
+        _held.update(stripes)
+        return op(*args)
     finally:
         if own:
             WORLD_LOCK.release()

@@ -29,6 +29,7 @@ class WorldLock:
         self._lock = threading.Lock()
         self._owner: Optional[int] = None
         self._switches: list[tuple[Callable[[], object], Callable[[object], None]]] = []
+        self._before_release: list[Callable[[], None]] = []
 
     def acquire(self, on_wait: Optional[Callable[[], None]] = None,
                 on_done: Optional[Callable[[], None]] = None) -> None:
@@ -48,9 +49,16 @@ class WorldLock:
                 on_done()
         self._owner = me
 
+    def before_release(self, hook: Callable[[], None]) -> None:
+        """Run ``hook()`` each time W is released, still holding it (the STM
+        unlocks the stripes its holder wrote in place)."""
+        self._before_release.append(hook)
+
     def release(self) -> None:
         if self._owner != threading.get_ident():
             raise WorldLockError("the world lock is released by a thread that does not hold it")
+        for hook in self._before_release:
+            hook()
         self._owner = None
         self._lock.release()
 
