@@ -89,6 +89,51 @@ def test_a_pypystm_script_runs_unchanged_under_exec(tmp_path: Path, backend: str
     assert result.stdout.split() == ["ok", str(ADDS + ADDS // 100), "True"]
 
 
+#: The commonest shape of a PyPy-STM script: the work in main(), called from
+#: the last line; a helper module that runs code at import too.
+MAIN_SCRIPT = textwrap.dedent('''
+    import sys
+    import transaction
+    import setup_at_import
+
+    counts = {"n": 0}
+    items = []
+
+    def work(i):
+        counts["n"] += 1
+        items.append(i)
+
+    def main():
+        n = int(sys.argv[1])
+        for i in range(n):
+            transaction.add(work, i)
+        transaction.run()
+        assert counts["n"] == n and sorted(items) == list(range(n)), (counts, len(items))
+        assert setup_at_import.TABLE == {"ready": True}
+        print("ok", n)
+
+    if __name__ == "__main__":
+        main()
+''')
+
+
+@pytest.mark.parametrize("threads", ["1", "2", "4"])
+def test_a_script_whose_main_calls_run_is_not_a_section(tmp_path: Path, threads: str) -> None:
+    (tmp_path / "setup_at_import.py").write_text(textwrap.dedent('''
+        TABLE = {}
+
+        def prepare():
+            TABLE["ready"] = True
+
+        prepare()
+    '''))
+    script = tmp_path / "main_style.py"
+    script.write_text(MAIN_SCRIPT)
+    result = _exec("--threads", threads, str(script), str(ADDS))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["ok", str(ADDS)]
+
+
 def test_exec_reports_a_missing_script_in_one_line(tmp_path: Path) -> None:
     result = _exec(str(tmp_path / "missing.py"))
     assert result.returncode == 2

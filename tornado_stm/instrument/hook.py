@@ -24,7 +24,7 @@ from typing import Optional, Sequence
 from tornado_stm.instrument.rewriter import GLOBALS_NAME, RUNTIME_NAMES, rewrite
 from tornado_stm.stm import barriers
 from tornado_stm.stm.registry import register_code
-from tornado_stm.stm.section import entry
+from tornado_stm.stm.section import entry, module_body
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +59,8 @@ class InstrumentingLoader(importlib.machinery.SourceFileLoader):
 
     def exec_module(self, module: ModuleType) -> None:
         prepare_namespace(module.__dict__)
-        super().exec_module(module)
+        with module_body():                  # top-level code is not a section
+            super().exec_module(module)
 
 
 class InstrumentingFinder(importlib.abc.MetaPathFinder):

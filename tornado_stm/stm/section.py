@@ -30,12 +30,14 @@ routes to the unwrapped function) is a plain call.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import random
+import threading
 import time
 from types import TracebackType
-from typing import Any, Callable, Optional, TypeVar
+from typing import Any, Callable, Iterator, Optional, TypeVar
 
 from tornado_stm.stm import log as stmlog
 from tornado_stm.stm.registry import INSTRUMENTED_CODES
@@ -150,11 +152,35 @@ def _after_abort(tx: Transaction, abort: AbortSection) -> Any:
     return tx.release_for_retry()
 
 
+class _ModuleBody(threading.local):
+    depth = 0
+
+
+_module_body = _ModuleBody()
+
+
+@contextlib.contextmanager
+def module_body() -> Iterator[None]:
+    """While an instrumented module's top-level code runs: calls are not sections.
+
+    A script's ``main()`` called from its last line, or ``app = make_app()``
+    at import, is the single-threaded part of the program, as in PyPy-STM:
+    it runs as plain code (writes in place under W, versioned so that
+    sections notice), and may call ``transaction.run()``, whose workers
+    start sections of their own.
+    """
+    _module_body.depth += 1
+    try:
+        yield
+    finally:
+        _module_body.depth -= 1
+
+
 def entry(fn: F) -> F:
     """Make ``fn`` start an atomic section when called from outside any section."""
 
     def section_entry(*args: Any, **kwargs: Any) -> Any:
-        if _local.tx is not None:
+        if _local.tx is not None or _module_body.depth:
             return fn(*args, **kwargs)
         return run_section(fn, args, kwargs)
 
