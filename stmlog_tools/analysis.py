@@ -149,11 +149,11 @@ def _fast_c8(source: LogInput, numbering: str,
                    "time": lambda: decreasing_time_problem(value, before)}[kind]()
         raise LogError(path, offset, problem) from None
     warnings = []
+    if events == 0:
+        raise empty_log_error(path, source.position - stop)
     if stop < source.position:
         warnings.append(truncated_warning(path, stop, source.position - stop))
         log.warning("%s", warnings[-1])
-    if events == 0:
-        raise empty_log_error(path)
     tally = Tally(first_time=first, last_time=last, seen=events)
     for (num, committed, aborted, paused, gc_minor, gc_major, n_commit, n_abort, count,
          first_event) in threads:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import stat
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -74,7 +73,11 @@ def truncated_warning(path: str, offset: int, length: int) -> str:
     return f"{path}: at byte {offset}: truncated last record ({length} bytes); it is ignored"
 
 
-def empty_log_error(path: str) -> LogError:
+def empty_log_error(path: str, truncated: int = 0) -> LogError:
+    """No complete record after the header (``truncated``: bytes of an incomplete one)."""
+    if truncated:
+        return LogError(path, HEADER_SIZE, f"empty log: only a truncated record ({truncated} "
+                                           f"bytes) after the header")
     return LogError(path, HEADER_SIZE, "empty log: no complete event after the header")
 
 
@@ -184,9 +187,11 @@ def _open_fd(path: str, wait: float) -> tuple[int, bool, bytes]:
     """A blocking read descriptor for ``path`` (``-``: stdin), whether we own it, and the
     first bytes already read from it (a FIFO's, while finding out whether it has a writer)."""
     if path == "-":
-        fd = -1 if sys.stdin is None else sys.stdin.fileno()
-        if fd < 0:
-            raise LogError(STDIN_NAME, None, "no standard input")
+        fd = 0   # the descriptor, whatever sys.stdin has become
+        try:
+            os.fstat(fd)
+        except OSError:
+            raise LogError(STDIN_NAME, None, "no standard input (it is closed)") from None
         if os.isatty(fd):
             raise LogError(STDIN_NAME, None, "standard input is a terminal: pipe a log into "
                                              "it (stmlog report - < run.log)")
@@ -284,10 +289,7 @@ def open_log(path: str, wait: float = DEFAULT_FIFO_WAIT) -> LogInput:
         size = info.st_size - start if regular else None
         fmt = _header_format(name, header, size)
         if size is not None and size < HEADER_SIZE + RECORD_SIZES[fmt]:
-            if size == HEADER_SIZE:
-                raise LogError(name, HEADER_SIZE, "empty log: no events after the header")
-            raise LogError(name, HEADER_SIZE, "empty log: only a truncated record after the "
-                                              "header")
+            raise empty_log_error(name, size - HEADER_SIZE)
     except BaseException:
         if owns_fd:
             os.close(fd)

@@ -352,12 +352,12 @@ class LogReader:
                               self.size or 0)
             if at_eof:
                 break
+        if not produced:
+            raise empty_log_error(self.path, len(carry))
         if carry:
             message = truncated_warning(self.path, base, len(carry))
             self.warnings.append(message)
             log.warning("%s", message)
-        if not produced:
-            raise empty_log_error(self.path)
 
     def _decode(self, data: bytes, buf: np.ndarray, starts: np.ndarray, base: int,
                 n_events: int, last_time: float) -> EventChunk:

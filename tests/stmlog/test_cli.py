@@ -121,7 +121,7 @@ def test_timeline_writes_svg_and_html(tmp_path: Path, core_log: Path) -> None:
         assert 'class="conflict contention"' in text
         assert 'class="aborted"' in text and 'class="committed"' in text
     bad = run_stmlog("timeline", str(core_log), "-o", str(tmp_path / "out.png"))
-    assert bad.returncode == 2 and "must end in .html or .svg" in bad.stderr
+    _assert_one_line_error(bad, "argument -o/--output", "must end in .html, .htm or .svg")
 
 
 def _assert_one_line_error(result: object, *fragments: str) -> None:
