@@ -3,13 +3,24 @@
 ``write_all`` writes ``results.json``, ``results.md`` and ``results.png``;
 ``update_docs`` puts the table and the plot into docs/benchmarks.md between
 its ``results`` markers, leaving the hand-written text around them alone.
+
+The plot has one panel per workload with a logarithmic req/s axis: peers
+differ by up to 50x (Go's 110 req/s beside Python's 2 to 5), and on a log
+axis a doubling is the same length everywhere, so 2.2 vs 4.4 stays visible.
+
+``python -m bench.report`` re-draws docs/benchmarks.png from the table in
+docs/benchmarks.md (:func:`results_from_markdown` reads it back), for when
+only the plotting changed.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import logging
+import math
 import os
+import re
 import shutil
 from typing import Any
 
@@ -126,40 +137,63 @@ def markdown(results: dict) -> str:
     return "\n".join(lines)
 
 
-def plot(results: dict, path: str) -> None:
-    """Horizontal bars of req/s, one panel per workload, coloured by family."""
+def _log_limits(values: list[float]) -> tuple[float, float]:
+    """x limits of a log axis: from the decade below the smallest value to room for labels."""
+    positive = [v for v in values if v > 0] or [1.0]
+    low = 10.0 ** math.floor(math.log10(min(positive)))
+    high = 10.0 ** (math.log10(max(positive)) + 0.6)   # labels fit right of the longest bar
+    return low, max(high, low * 10)
+
+
+def figure(results: dict) -> Any:
+    """Horizontal bars of req/s, one panel per workload, log axis, coloured by family."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, LogLocator
 
     workloads = [w for w in WORKLOAD_TITLES if any(r["workload"] == w for r in results["rows"])]
     heights = [max(1, sum(1 for r in results["rows"] if r["workload"] == w)) for w in workloads]
-    fig, axes = plt.subplots(len(workloads), 1, figsize=(10, 1.2 + 0.55 * sum(heights)),
+    fig, axes = plt.subplots(len(workloads), 1, figsize=(10, 1.2 + 0.6 * sum(heights)),
                              gridspec_kw={"height_ratios": heights}, squeeze=False)
     for ax, workload in zip(axes[:, 0], workloads):
         rows = [r for r in results["rows"] if r["workload"] == workload][::-1]
         values = [r.get("requests_per_second") or 0 for r in rows]
-        bars = ax.barh(range(len(rows)), values,
+        low, high = _log_limits(values)
+        ax.set_xscale("log")
+        bars = ax.barh(range(len(rows)), [v - low if v > low else 0 for v in values], left=low,
                        color=[FAMILY_COLOURS.get(r["family"], "#999999") for r in rows])
+        ax.set_xlim(low, high)
+        ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.xaxis.set_minor_locator(LogLocator(base=10, subs=tuple(range(1, 10))))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:,.10g}"))
+        ax.grid(axis="x", which="major", color="#dddddd", linewidth=0.6)
+        ax.set_axisbelow(True)
         ax.set_yticks(range(len(rows)), [r["label"] for r in rows], fontsize=8)
         ax.set_title(f"{WORKLOAD_TITLES[workload]}\n{results['loads'][workload]}", fontsize=9,
                      loc="left")
-        ax.set_xlabel("requests per second (higher is better)", fontsize=8)
+        ax.set_xlabel("requests per second, log scale (higher is better)", fontsize=8)
         ax.tick_params(axis="x", labelsize=8)
-        top = max(values) if any(values) else 1
-        ax.set_xlim(0, top * 1.25)
-        for bar, r in zip(bars, rows):
+        for bar, r, value in zip(bars, rows, values):
             if r.get("status") == "ok":
                 ratio = r.get("ratio_to_stock_gil")
                 text = f" {r['requests_per_second']:,.1f}" + (f"  ({ratio:.2f}x)" if ratio else "")
             else:
                 text = f" {r.get('status')}"
-            ax.text(bar.get_width(), bar.get_y() + bar.get_height() / 2, text, va="center",
+            ax.text(max(value, low), bar.get_y() + bar.get_height() / 2, text, va="center",
                     fontsize=7)
     fig.suptitle(f"tornado-stm benchmarks, {results['date']}, {results['machine']['cores']} cores",
                  fontsize=10)
     fig.tight_layout()
+    return fig
+
+
+def plot(results: dict, path: str) -> None:
+    """The PNG of :func:`figure` at ``path``."""
+    import matplotlib.pyplot as plt
+
+    fig = figure(results)
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
@@ -193,3 +227,81 @@ def update_docs(results: dict, png_path: str | None) -> None:
     tail = rest.split(END, 1)[1]
     with open(DOCS_PAGE, "w") as f:
         f.write(head + block + tail)
+
+
+_RUN_LINE = re.compile(r"Run (?P<date>.+?) with `(?P<command>[^`]*)` \((?P<seconds>[0-9.]+) s\) on "
+                       r"(?P<cores>\d+) cores, (?P<cpu>.+), (?P<memory>[^,]+), "
+                       r"(?P<system>[^,]+)\.$")
+
+
+def _cell_number(text: str) -> float | None:
+    text = text.strip().rstrip("x")
+    return None if text in ("–", "") else float(text.replace(",", ""))
+
+
+def _family(label: str) -> str:
+    for prefix, family in (("stock", "stock"), ("tornado-stm", "stm"), ("Go", "go")):
+        if label.startswith(prefix):
+            return family
+    return "processes" if "processes" in label else "other"
+
+
+def results_from_markdown(page: str) -> dict:
+    """The results (as much as :func:`figure` draws) read back from :func:`markdown`'s text.
+
+    ``page`` is docs/benchmarks.md or results.md; raises ValueError when it
+    holds no results table.
+    """
+    if BEGIN in page:
+        page = page.split(BEGIN, 1)[1].split(END, 1)[0]
+    titles = {title: workload for workload, title in WORKLOAD_TITLES.items()}
+    results: dict = {"rows": [], "loads": {}}
+    workload = None
+    for line in page.splitlines():
+        run = _RUN_LINE.match(line.strip())
+        if run:
+            results.update(date=run["date"], command=run["command"],
+                           seconds=float(run["seconds"]),
+                           machine={"cores": int(run["cores"]), "cpu": run["cpu"],
+                                    "memory": run["memory"], "system": run["system"]})
+        elif line.startswith("### "):
+            workload = titles.get(line[4:].strip())
+        elif line.startswith("Load: ") and workload:
+            results["loads"][workload] = line[len("Load: "):].rstrip(".")
+        elif line.startswith("| ") and workload and not line.startswith("| configuration"):
+            cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+            label, rate, p50, p99, to_gil, to_same = cells[:6]
+            note = cells[8] if len(cells) > 8 else ""
+            requests = _cell_number(rate)
+            results["rows"].append({
+                "workload": workload, "label": label, "family": _family(label),
+                "key": ("stock-" if label.startswith("stock") else "") + label,
+                "status": "ok" if requests is not None else (note.split(":")[0] or "failed"),
+                "requests_per_second": requests, "p50_ms": _cell_number(p50),
+                "p99_ms": _cell_number(p99), "ratio_to_stock_gil": _cell_number(to_gil),
+                "ratio_to_stock_same": _cell_number(to_same)})
+    if not results["rows"] or "date" not in results:
+        raise ValueError("no benchmark results table found")
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.report",
+        description="Re-draw the benchmark plot from the results table in docs/benchmarks.md.")
+    parser.add_argument("--page", default=DOCS_PAGE, help="the markdown page holding the table "
+                                                          "(default docs/benchmarks.md)")
+    parser.add_argument("-o", "--output", default=DOCS_PLOT,
+                        help="the PNG to write (default docs/benchmarks.png)")
+    args = parser.parse_args(argv)
+    try:
+        with open(args.page, encoding="utf-8") as f:
+            results = results_from_markdown(f.read())
+    except (OSError, ValueError) as exc:
+        parser.exit(2, f"{parser.prog}: error: {args.page}: {exc}\n")
+    plot(results, args.output)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
