@@ -74,6 +74,52 @@ def _ffill_index(valid: np.ndarray) -> np.ndarray:
     return np.maximum.accumulate(index)
 
 
+class _Rows:
+    """One chunk's events as "extended rows": grouped by thread, each group led by a
+    carry row holding the state the thread brought from the previous chunk.
+
+    Each stage of :meth:`C8Analyser.feed` adds the arrays it computes as
+    attributes, for the later stages to read.
+    """
+
+    def __init__(self, chunk: EventChunk, seen: int, threads: dict[int, ThreadCarry]) -> None:
+        order = np.argsort(chunk.thread, kind="stable")
+        thread = chunk.thread[order]
+        group_start = np.flatnonzero(np.concatenate(([True], thread[1:] != thread[:-1])))
+        group_threads = thread[group_start].tolist()
+        first_rows = order[group_start] + seen   # each group's earliest event
+        self.carries = [threads.setdefault(t, ThreadCarry(first_event=int(first)))
+                        for t, first in zip(group_threads, first_rows.tolist())]
+        n, groups = len(order), len(group_start)
+        self.n, self.groups = n, groups
+        self.carry_rows = group_start + np.arange(groups)
+        self.is_carry = np.zeros(n + groups, dtype=bool)
+        self.is_carry[self.carry_rows] = True
+        self.real = ~self.is_carry
+        self.group_of_row = np.cumsum(self.is_carry) - 1
+        self.ev = self.extend(chunk.event[order], 0, np.int16)
+        self.ev[self.carry_rows] = -1
+        self.time = self.extend(chunk.time[order], [c.prev_time for c in self.carries],
+                                np.float64)
+        self.marker = self.extend(chunk.marker[order], 0, np.int64)
+        self.global_index = self.extend(order + seen, 0, np.int64)
+        self.is_ev = [self.ev == k for k in range(len(C8_FINAL))]
+        self.previous = np.roll(np.arange(n + groups), 1)   # row before (carry rows never use it)
+
+    def extend(self, values: np.ndarray, carry_values: Iterable[float | int] | int,
+               dtype: object) -> np.ndarray:
+        """``values`` in the real rows, one carried value per thread in its carry row."""
+        out = np.empty(self.n + self.groups, dtype=dtype)
+        out[self.real] = values
+        out[self.carry_rows] = carry_values if isinstance(carry_values, int) else \
+            np.fromiter(carry_values, dtype=dtype, count=self.groups)
+        return out
+
+    def carried(self, name: str, dtype: object) -> np.ndarray:
+        """Each thread's carried ``name``, one value per group."""
+        return np.array([getattr(c, name) for c in self.carries], dtype=dtype)
+
+
 class C8Analyser(Tally):
     """Feeds on EventChunks (final numbering) and accumulates PyPy's C8 figures.
 
@@ -86,174 +132,54 @@ class C8Analyser(Tally):
         self.threads: dict[int, ThreadCarry] = {}   # type: ignore[assignment]
 
     def feed(self, chunk: EventChunk) -> None:
+        """Add one chunk: the stages below, in order, over its extended rows."""
         if self.first_time is None:
             self.first_time = float(chunk.time[0])
         self.last_time = float(chunk.time[-1])
-        order = np.argsort(chunk.thread, kind="stable")
-        thread = chunk.thread[order]
-        group_start = np.flatnonzero(np.concatenate(([True], thread[1:] != thread[:-1])))
-        group_threads = thread[group_start].tolist()
-        first_rows = order[group_start] + self.seen   # each group's earliest event
-        carries = [self.threads.setdefault(t, ThreadCarry(first_event=int(first)))
-                   for t, first in zip(group_threads, first_rows.tolist())]
-        # Extended rows: one carry row in front of each thread's events.
-        n, groups = len(order), len(group_start)
-        carry_rows = group_start + np.arange(groups)
-        is_carry = np.zeros(n + groups, dtype=bool)
-        is_carry[carry_rows] = True
-        real = ~is_carry
-        group_of_row = np.cumsum(is_carry) - 1
+        rows = _Rows(chunk, self.seen, self.threads)
+        _segments(rows)
+        _last_wait(rows)
+        _first_contentions(rows)
+        _states(rows)
+        _charged_time(rows)
+        sums = _sums(rows)
+        wr = np.flatnonzero(rows.wr_effective)   # write-read: charged the transaction's time
+        self._charge(rows.marker[wr] * 16 + WRITE_READ, rows.txn_cpu[wr], rows.txn_pause[wr],
+                     rows.time[wr], rows.global_index[wr])
+        self._inevitable_waits(rows)
+        _gc_time(rows, sums)
+        _carry_out(rows, sums)
+        self.seen += rows.n
 
-        def extend(values: np.ndarray, carry_values: Iterable[float | int],
-                   dtype: object) -> np.ndarray:
-            """``values`` in the real rows, one carried value per thread in its carry row."""
-            out = np.empty(n + groups, dtype=dtype)
-            out[real] = values
-            out[carry_rows] = np.fromiter(carry_values, dtype=dtype, count=groups)
-            return out
-
-        ev = extend(chunk.event[order], (0 for _ in carries), np.int16)
-        ev[carry_rows] = -1
-        time = extend(chunk.time[order], (c.prev_time for c in carries), np.float64)
-        marker = extend(chunk.marker[order], (0 for _ in carries), np.int64)
-        global_index = extend(order + self.seen, (0 for _ in carries), np.int64)
-        is_ev = [ev == k for k in range(len(C8_FINAL))]
-
-        # Segment: the rows of one transaction, from a START (or the carry row) on.
-        seg_head = is_carry | is_ev[START]
-        seg_start_row = _ffill_index(seg_head)
-        seg_is_carried = is_carry[seg_start_row]
-
-        # Last wait kind, for WAIT_DONE after WAIT_FREE_SEGMENT (back to stop).
-        wait_rows = _IS_WAIT[np.maximum(ev, 0)] & real
-        last_wait = np.where(wait_rows, ev, extend(np.zeros(n), (c.last_wait for c in carries),
-                                                   np.int16))
-        last_wait = last_wait[_ffill_index(wait_rows | is_carry)]
-        previous = np.roll(np.arange(n + groups), 1)   # row before (carry rows never use it)
-
-        # First write-read contention per transaction: later ones are ignored.
-        wr_rows = np.flatnonzero(is_ev[WRITE_READ])
-        wr_seg = seg_start_row[wr_rows]
-        first_in_seg = np.ones(len(wr_rows), dtype=bool)
-        first_in_seg[1:] = wr_seg[1:] != wr_seg[:-1]
-        carried_aborting = np.array([c.aborting for c in carries], dtype=bool)
-        already = seg_is_carried[wr_rows] & carried_aborting[group_of_row[wr_rows]]
-        wr_effective = np.zeros(n + groups, dtype=bool)
-        wr_effective[wr_rows[first_in_seg & ~already]] = True
-
-        # State after each row.
-        state = _STATE_AFTER[np.maximum(ev, 0)].astype(np.int8)
-        state[carry_rows] = [c.state for c in carries]
-        done_after_free = is_ev[WAIT_DONE] & (last_wait[previous] == WAIT_FREE_SEGMENT)
-        state[done_after_free] = STOP
-        state[is_ev[WRITE_READ] & ~wr_effective] = INHERIT
-        filled = state[_ffill_index(state != INHERIT)]
-        detached_minor = is_ev[MINOR_START] & (filled[previous] == DETACHED)
-        if detached_minor.any():
-            state[detached_minor] = RUN
-            filled = state[_ffill_index(state != INHERIT)]
-
-        # Time is charged at the events that move the state machine (PyPy's
-        # progress()): since the previous such event, to the state it set.
-        moves = state != INHERIT
-        move_row = _ffill_index(moves)
-        last_move = move_row[previous]
-        dt = np.where(moves & real, time - time[last_move], 0.0)
-        before = filled[previous]
-        run_cum = np.cumsum(np.where(before == RUN, dt, 0.0))
-        pause_cum = np.cumsum(np.where(before == PAUSE, dt, 0.0))
-        # Transaction counters: reset at START before START's own interval is added.
-        base_run = np.where(is_carry, run_cum - extend(np.zeros(n), (c.txn_cpu for c in carries),
-                                                       np.float64), run_cum[previous])
-        base_pause = np.where(is_carry, pause_cum - extend(np.zeros(n),
-                                                           (c.txn_pause for c in carries),
-                                                           np.float64), pause_cum[previous])
-        txn_cpu = run_cum - base_run[seg_start_row]
-        txn_pause = pause_cum - base_pause[seg_start_row]
-
-        group_real = group_of_row[real]
-        weights = {"commit": is_ev[COMMIT], "abort": is_ev[ABORT]}
-        sums = {
-            "committed": np.bincount(group_of_row, np.where(weights["commit"], txn_cpu, 0.0),
-                                     groups),
-            "aborted": np.bincount(group_of_row, np.where(weights["abort"], txn_cpu, 0.0),
-                                   groups),
-            "paused": np.bincount(group_of_row,
-                                  np.where(weights["commit"] | weights["abort"], txn_pause, 0.0),
-                                  groups),
-            "count_committed": np.bincount(group_of_row, weights["commit"], groups),
-            "count_aborted": np.bincount(group_of_row, weights["abort"], groups),
-            "events": np.bincount(group_real, minlength=groups),
-        }
-
-        # Write-read conflicts: charged the transaction's time so far.
-        wr = np.flatnonzero(wr_effective)
-        self._charge(marker[wr] * 16 + WRITE_READ, txn_cpu[wr], txn_pause[wr], time[wr],
-                     global_index[wr])
-
-        # Inevitable waits: WAIT_OTHER_INEVITABLE .. WAIT_DONE, charged to the
-        # transaction's first BECOME_INEVITABLE (or REATTACH) event.
-        inev_rows = np.flatnonzero(is_ev[INEVITABLE] | is_ev[REATTACH])
-        inev_seg = seg_start_row[inev_rows]
+    def _inevitable_waits(self, r: _Rows) -> None:
+        """WAIT_OTHER_INEVITABLE .. WAIT_DONE, charged to the transaction's first
+        BECOME_INEVITABLE (or REATTACH) event."""
+        inev_rows = np.flatnonzero(r.is_ev[INEVITABLE] | r.is_ev[REATTACH])
+        inev_seg = r.seg_start_row[inev_rows]
         first_inev = np.ones(len(inev_rows), dtype=bool)
         first_inev[1:] = inev_seg[1:] != inev_seg[:-1]
-        inev_key = np.full(n + groups, -1, dtype=np.int64)
-        inev_time = np.full(n + groups, np.nan)
-        carried_key = np.array([c.inev_key for c in carries], dtype=np.int64)
-        inev_key[carry_rows] = carried_key
-        inev_time[carry_rows] = [c.inev_time for c in carries]
-        chosen = inev_rows[first_inev & ~(seg_is_carried[inev_rows]
-                                          & (carried_key[group_of_row[inev_rows]] >= 0))]
-        inev_key[chosen] = marker[chosen] * 16 + ev[chosen]
-        inev_time[chosen] = time[chosen]
-        holder = _ffill_index((inev_key >= 0) | seg_head)
-        key_now = inev_key[holder]
-        time_now = inev_time[holder]
+        inev_key = np.full(r.n + r.groups, -1, dtype=np.int64)
+        inev_time = np.full(r.n + r.groups, np.nan)
+        carried_key = r.carried("inev_key", np.int64)
+        inev_key[r.carry_rows] = carried_key
+        inev_time[r.carry_rows] = r.carried("inev_time", np.float64)
+        chosen = inev_rows[first_inev & ~(r.seg_is_carried[inev_rows]
+                                          & (carried_key[r.group_of_row[inev_rows]] >= 0))]
+        inev_key[chosen] = r.marker[chosen] * 16 + r.ev[chosen]
+        inev_time[chosen] = r.time[chosen]
+        holder = _ffill_index((inev_key >= 0) | r.seg_head)
+        r.key_now = inev_key[holder]
+        r.time_now = inev_time[holder]
         # Pending wait start: set by WAIT_OTHER_INEVITABLE when inevitable, cleared by
         # WAIT_DONE and START.
-        sets_wait = is_ev[WAIT_OTHER_INEVITABLE] & (key_now >= 0)
-        wait_value = np.where(sets_wait, time, np.nan)
-        wait_value[carry_rows] = [c.wait_start for c in carries]
-        wait_now = wait_value[_ffill_index(sets_wait | is_ev[WAIT_DONE] | seg_head)]
-        charged = np.flatnonzero(is_ev[WAIT_DONE] & ~np.isnan(wait_now[previous]))
-        waited = time[charged] - wait_now[previous][charged]
-        self._charge(key_now[charged], np.zeros(len(charged)), waited, time_now[charged],
-                     global_index[charged])
-
-        # GC time: START .. DONE pairs (a START forgets an open minor collection).
-        open_gc = {}
-        for start_ev, done_ev, kind, resets in ((MINOR_START, MINOR_DONE, "minor", seg_head),
-                                                (MAJOR_START, MAJOR_DONE, "major", is_carry)):
-            opened = np.where(is_ev[start_ev], time, np.nan)
-            opened[carry_rows] = [getattr(c, kind + "_start") for c in carries]
-            open_now = opened[_ffill_index(is_ev[start_ev] | is_ev[done_ev] | resets)]
-            closing = is_ev[done_ev] & ~np.isnan(open_now[previous])
-            sums["gc_" + kind] = np.bincount(
-                group_of_row, np.where(closing, time - open_now[previous], 0.0), groups)
-            open_gc[kind] = open_now
-
-        # Carry the state of each thread's last row to the next chunk.
-        last_rows = np.concatenate((carry_rows[1:] - 1, [n + groups - 1]))
-        aborting_rows = wr_effective | seg_head
-        aborting_now = wr_effective[_ffill_index(aborting_rows)]
-        aborting_carried = carried_aborting[group_of_row] & seg_is_carried
-        for g, carry in enumerate(carries):
-            row = int(last_rows[g])
-            carry.prev_time = float(time[move_row[row]])
-            carry.state = int(filled[row])
-            carry.txn_cpu = float(txn_cpu[row])
-            carry.txn_pause = float(txn_pause[row])
-            carry.aborting = bool(aborting_now[row] or aborting_carried[row])
-            carry.inev_key = int(key_now[row])
-            carry.inev_time = float(time_now[row])
-            carry.wait_start = float(wait_now[row])
-            carry.last_wait = int(last_wait[row])
-            carry.minor_start = float(open_gc["minor"][row])
-            carry.major_start = float(open_gc["major"][row])
-            for name, values in sums.items():
-                current = getattr(carry, name)
-                setattr(carry, name, current + type(current)(values[g]))
-        self.seen += n
+        sets_wait = r.is_ev[WAIT_OTHER_INEVITABLE] & (r.key_now >= 0)
+        wait_value = np.where(sets_wait, r.time, np.nan)
+        wait_value[r.carry_rows] = r.carried("wait_start", np.float64)
+        r.wait_now = wait_value[_ffill_index(sets_wait | r.is_ev[WAIT_DONE] | r.seg_head)]
+        charged = np.flatnonzero(r.is_ev[WAIT_DONE] & ~np.isnan(r.wait_now[r.previous]))
+        waited = r.time[charged] - r.wait_now[r.previous][charged]
+        self._charge(r.key_now[charged], np.zeros(len(charged)), waited, r.time_now[charged],
+                     r.global_index[charged])
 
     def _charge(self, keys: np.ndarray, aborted: np.ndarray, paused: np.ndarray,
                 times: np.ndarray, positions: np.ndarray) -> None:
@@ -276,3 +202,117 @@ class C8Analyser(Tally):
             conflict.aborted_time += float(aborted_sum[i])
             conflict.paused_time += float(paused_sum[i])
             conflict.times.append(times[inverse == i])
+
+
+def _segments(r: _Rows) -> None:
+    """Segment: the rows of one transaction, from a START (or the carry row) on."""
+    r.seg_head = r.is_carry | r.is_ev[START]
+    r.seg_start_row = _ffill_index(r.seg_head)
+    r.seg_is_carried = r.is_carry[r.seg_start_row]
+
+
+def _last_wait(r: _Rows) -> None:
+    """Last wait kind, for WAIT_DONE after WAIT_FREE_SEGMENT (back to stop)."""
+    wait_rows = _IS_WAIT[np.maximum(r.ev, 0)] & r.real
+    last_wait = np.where(wait_rows, r.ev,
+                         r.extend(np.zeros(r.n), (c.last_wait for c in r.carries), np.int16))
+    r.last_wait = last_wait[_ffill_index(wait_rows | r.is_carry)]
+
+
+def _first_contentions(r: _Rows) -> None:
+    """First write-read contention per transaction: later ones are ignored."""
+    wr_rows = np.flatnonzero(r.is_ev[WRITE_READ])
+    wr_seg = r.seg_start_row[wr_rows]
+    first_in_seg = np.ones(len(wr_rows), dtype=bool)
+    first_in_seg[1:] = wr_seg[1:] != wr_seg[:-1]
+    r.carried_aborting = r.carried("aborting", bool)
+    already = r.seg_is_carried[wr_rows] & r.carried_aborting[r.group_of_row[wr_rows]]
+    r.wr_effective = np.zeros(r.n + r.groups, dtype=bool)
+    r.wr_effective[wr_rows[first_in_seg & ~already]] = True
+
+
+def _states(r: _Rows) -> None:
+    """State after each row (INHERIT where the row keeps it; ``filled``: forward-filled)."""
+    state = _STATE_AFTER[np.maximum(r.ev, 0)].astype(np.int8)
+    state[r.carry_rows] = [c.state for c in r.carries]
+    done_after_free = r.is_ev[WAIT_DONE] & (r.last_wait[r.previous] == WAIT_FREE_SEGMENT)
+    state[done_after_free] = STOP
+    state[r.is_ev[WRITE_READ] & ~r.wr_effective] = INHERIT
+    filled = state[_ffill_index(state != INHERIT)]
+    detached_minor = r.is_ev[MINOR_START] & (filled[r.previous] == DETACHED)
+    if detached_minor.any():
+        state[detached_minor] = RUN
+        filled = state[_ffill_index(state != INHERIT)]
+    r.state, r.filled = state, filled
+
+
+def _charged_time(r: _Rows) -> None:
+    """Time is charged at the events that move the state machine (PyPy's progress()):
+    since the previous such event, to the state it set."""
+    moves = r.state != INHERIT
+    r.move_row = _ffill_index(moves)
+    last_move = r.move_row[r.previous]
+    dt = np.where(moves & r.real, r.time - r.time[last_move], 0.0)
+    before = r.filled[r.previous]
+    run_cum = np.cumsum(np.where(before == RUN, dt, 0.0))
+    pause_cum = np.cumsum(np.where(before == PAUSE, dt, 0.0))
+    # Transaction counters: reset at START before START's own interval is added.
+    zeros = np.zeros(r.n)
+    base_run = np.where(r.is_carry, run_cum - r.extend(zeros, (c.txn_cpu for c in r.carries),
+                                                       np.float64), run_cum[r.previous])
+    base_pause = np.where(r.is_carry, pause_cum - r.extend(zeros,
+                                                           (c.txn_pause for c in r.carries),
+                                                           np.float64), pause_cum[r.previous])
+    r.txn_cpu = run_cum - base_run[r.seg_start_row]
+    r.txn_pause = pause_cum - base_pause[r.seg_start_row]
+
+
+def _sums(r: _Rows) -> dict[str, np.ndarray]:
+    """Per-thread sums of the chunk: CPU time by outcome, counts, events."""
+    group, groups = r.group_of_row, r.groups
+    commit, abort = r.is_ev[COMMIT], r.is_ev[ABORT]
+    return {
+        "committed": np.bincount(group, np.where(commit, r.txn_cpu, 0.0), groups),
+        "aborted": np.bincount(group, np.where(abort, r.txn_cpu, 0.0), groups),
+        "paused": np.bincount(group, np.where(commit | abort, r.txn_pause, 0.0), groups),
+        "count_committed": np.bincount(group, commit, groups),
+        "count_aborted": np.bincount(group, abort, groups),
+        "events": np.bincount(group[r.real], minlength=groups),
+    }
+
+
+def _gc_time(r: _Rows, sums: dict[str, np.ndarray]) -> None:
+    """GC time: START .. DONE pairs (a START forgets an open minor collection)."""
+    r.open_gc = {}
+    for start_ev, done_ev, kind, resets in ((MINOR_START, MINOR_DONE, "minor", r.seg_head),
+                                            (MAJOR_START, MAJOR_DONE, "major", r.is_carry)):
+        opened = np.where(r.is_ev[start_ev], r.time, np.nan)
+        opened[r.carry_rows] = r.carried(kind + "_start", np.float64)
+        open_now = opened[_ffill_index(r.is_ev[start_ev] | r.is_ev[done_ev] | resets)]
+        closing = r.is_ev[done_ev] & ~np.isnan(open_now[r.previous])
+        sums["gc_" + kind] = np.bincount(
+            r.group_of_row, np.where(closing, r.time - open_now[r.previous], 0.0), r.groups)
+        r.open_gc[kind] = open_now
+
+
+def _carry_out(r: _Rows, sums: dict[str, np.ndarray]) -> None:
+    """Carry the state of each thread's last row to the next chunk, and add its sums."""
+    last_rows = np.concatenate((r.carry_rows[1:] - 1, [r.n + r.groups - 1]))
+    aborting_now = r.wr_effective[_ffill_index(r.wr_effective | r.seg_head)]
+    aborting_carried = r.carried_aborting[r.group_of_row] & r.seg_is_carried
+    for g, carry in enumerate(r.carries):
+        row = int(last_rows[g])
+        carry.prev_time = float(r.time[r.move_row[row]])
+        carry.state = int(r.filled[row])
+        carry.txn_cpu = float(r.txn_cpu[row])
+        carry.txn_pause = float(r.txn_pause[row])
+        carry.aborting = bool(aborting_now[row] or aborting_carried[row])
+        carry.inev_key = int(r.key_now[row])
+        carry.inev_time = float(r.time_now[row])
+        carry.wait_start = float(r.wait_now[row])
+        carry.last_wait = int(r.last_wait[row])
+        carry.minor_start = float(r.open_gc["minor"][row])
+        carry.major_start = float(r.open_gc["major"][row])
+        for name, values in sums.items():
+            current = getattr(carry, name)
+            setattr(carry, name, current + type(current)(values[g]))
