@@ -1,7 +1,8 @@
 # tornado-stm: every target does its own set-up, idempotently.
 #
 #   make run          serve the demo apps on all cores at http://127.0.0.1:8888
-#   make test         the whole suite on the GIL CPython and on a free-threaded one
+#   make test         the whole suite on the GIL CPython and on a free-threaded one,
+#                     then tests/stm again under fault injection (make test-faults)
 #   make test-tornado Tornado's own test suite on the transactional loop, both interpreters
 #   make bench        every benchmark configuration side by side (about 10 minutes);
 #                     results in bench/results/latest and docs/benchmarks.md
@@ -20,7 +21,7 @@ PYTEST_ARGS ?=
 # Inputs that change what an install produces.
 INSTALL_INPUTS := pyproject.toml $(wildcard setup.py) $(wildcard tornado_stm/stm/*.c) $(wildcard stmlog_tools/*.c)
 
-.PHONY: all run test test-gil test-ft test-tornado venv system-deps bench bench-quick clean help
+.PHONY: all run test test-gil test-ft test-faults test-tornado venv system-deps bench bench-quick clean help
 
 all: test
 
@@ -50,7 +51,7 @@ run: $(VENV_FT)/$(STAMP)
 	$(VENV_FT)/bin/tornado-stm serve apps.demo:make_app --port $(PORT) --threads $(THREADS)
 
 test: venv system-deps
-	@$(MAKE) --no-print-directory --keep-going test-gil test-ft
+	@$(MAKE) --no-print-directory --keep-going test-gil test-ft test-faults
 
 test-gil: $(VENV_GIL)/$(STAMP)
 	@echo "== tests on the GIL build: $$($(VENV_GIL)/bin/tornado-stm info)"
@@ -59,6 +60,13 @@ test-gil: $(VENV_GIL)/$(STAMP)
 test-ft: $(VENV_FT)/$(STAMP)
 	@echo "== tests on the free-threaded build: $$($(VENV_FT)/bin/tornado-stm info)"
 	$(VENV_FT)/bin/python -m pytest $(PYTEST_ARGS)
+
+# The engine's tests once more with spurious aborts and random delays injected
+# at reads, writes and commits (tornado_stm/stm/faults.py).
+FAULTS ?= abort=0.02,delay=0.00005
+test-faults: $(VENV_FT)/$(STAMP)
+	@echo "== tests/stm under fault injection ($(FAULTS)), free-threaded build"
+	TORNADO_STM_FAULTS=$(FAULTS) $(VENV_FT)/bin/python -m pytest tests/stm $(PYTEST_ARGS)
 
 # The benchmark runs on the GIL venv (plus matplotlib for its plot) and
 # starts every peer server itself; bench/setup-peers installs PyPy, builds

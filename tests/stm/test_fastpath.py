@@ -42,12 +42,13 @@ needs_c = pytest.mark.skipif(not USING_C, reason=f"C fast path not in use: {fast
 def test_the_extension_is_built_and_loads() -> None:
     from tornado_stm.stm import _fastpath
     assert callable(_fastpath.get_item)
-    if not os.environ.get("TORNADO_STM_PURE"):
+    if not os.environ.get("TORNADO_STM_PURE") and not os.environ.get("TORNADO_STM_FAULTS"):
         assert fastpath.BACKEND == "c", fastpath.REASON
 
 
 def _run(code: str, **env: str) -> str:
-    environ = {k: v for k, v in os.environ.items() if k not in ("TORNADO_STM_PURE", "PYTHON_GIL")}
+    environ = {k: v for k, v in os.environ.items()
+               if k not in ("TORNADO_STM_PURE", "PYTHON_GIL", "TORNADO_STM_FAULTS")}
     environ.update(env)
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=environ, cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
@@ -500,8 +501,12 @@ def test_every_validate_every_reads_the_snapshot_is_checked(monkeypatch) -> None
 
 @pytest.mark.slow
 def test_engine_tests_pass_with_the_other_backend() -> None:
-    """This run uses one backend for tests/stm; a subset runs here with the other."""
-    env = {k: v for k, v in os.environ.items() if k != "TORNADO_STM_PURE"}
+    """This run uses one backend for tests/stm; a subset runs here with the other.
+
+    (A fault-injection run uses the Python barriers: the subset runs with C, without faults.)
+    """
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("TORNADO_STM_PURE", "TORNADO_STM_FAULTS")}
     if USING_C:
         env["TORNADO_STM_PURE"] = "1"
     subset = ["tests/stm/test_semantics.py", "tests/stm/test_aborts.py",

@@ -47,7 +47,7 @@ def test_a_section_started_under_w_gives_it_up_and_ends_holding_it() -> None:
         assert WORLD_LOCK.held_by_current_thread()
     finally:
         WORLD_LOCK.release()
-    assert observed == [False]
+    assert observed and not any(observed)      # (more than once if a fault was injected)
     assert not WORLD_LOCK.locked()
     del effects
 

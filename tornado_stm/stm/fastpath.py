@@ -40,6 +40,8 @@ _ext: Optional[Any] = None
 REASON = ""
 if os.environ.get("TORNADO_STM_PURE", "") not in ("", "0"):
     REASON = "TORNADO_STM_PURE is set"
+elif os.environ.get("TORNADO_STM_FAULTS", ""):
+    REASON = "TORNADO_STM_FAULTS is set (faults are injected in the Python barriers)"
 else:
     try:
         from tornado_stm.stm import _fastpath as _ext

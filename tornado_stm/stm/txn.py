@@ -62,7 +62,7 @@ import time
 from collections import OrderedDict, deque
 from typing import Any, Optional
 
-from tornado_stm.stm import fastpath
+from tornado_stm.stm import fastpath, faults
 from tornado_stm.stm import log as stmlog
 from tornado_stm.stm.stats import ThreadStats
 from tornado_stm.stm.versions import (CLOCK, LOCKED, VERSIONS, lock_stripes, release_stripes,
@@ -217,6 +217,8 @@ class Transaction:
         self.read_count += 1
         if not self.read_count % VALIDATE_EVERY:
             self.check()
+        if faults.ENABLED:
+            faults.strike(self, "read")
         while True:
             before = VERSIONS[stripe]
             if before > self.rv:
@@ -290,6 +292,8 @@ class Transaction:
         return record is not None and name in record[1]
 
     def write_attr(self, obj: Any, name: str, value: Any) -> None:
+        if faults.ENABLED:
+            faults.strike(self, "write")
         record = self.attrs.get(id(obj))
         if record is None:
             record = self.attrs[id(obj)] = [obj, {}]
@@ -350,6 +354,8 @@ class Transaction:
 
     def shadow_for_write(self, obj: Any) -> Any:
         """The private copy of a shared container, to be changed as a whole."""
+        if faults.ENABLED:
+            faults.strike(self, "write")
         log = self.log_for(obj)
         shadow = self.materialize(log)
         log.whole = True
@@ -394,6 +400,8 @@ class Transaction:
         return self.versioned(stripe_of_key(id(d), key), d.__contains__, key)
 
     def write_dict_item(self, d: dict, key: Any, value: Any) -> None:
+        if faults.ENABLED:
+            faults.strike(self, "write")
         log = self.log_for(d)
         if log.shadow is None and (isinstance(d, OrderedDict) or log.writes.get(key) is DELETED):
             # Key order is state: a deleted key set again moves to the end,
@@ -500,6 +508,8 @@ class Transaction:
             raise self.doomed
         if self.inevitable:
             return
+        if faults.ENABLED:
+            faults.strike(self, "commit")
         if not self.has_writes():
             self.check()                # read-only: still one consistent state
             return
