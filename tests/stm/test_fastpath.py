@@ -354,6 +354,21 @@ READS = {
     "global in a mapping": case("get_global", collections.OrderedDict(NAMESPACE), "present"),
     "new": case("new", [1, 2]),
     "current": lambda tx: ("current", (), {}, None),
+    "view int": case("view", 3),
+    "view tuple": case("view", TUPLE),
+    "view shared list": case("view", LIST),
+    "view logged list": logged_then("view", LIST),
+    "view private": with_private("view", lambda: [1, 2]),
+    "deep view tuple": case("deep_view", (LIST, 1)),
+    "deep view shared dict": case("deep_view", DICT),
+    "deep view str": case("deep_view", "abc"),
+    "truth empty": case("truth", 0),
+    "truth shared list": case("truth", LIST),
+    "truth logged list": logged_then("truth", LIST),
+    "truth custom": case("truth", Seq([])),
+    "touch shared set": case("touch", SET),
+    "touch int": case("touch", 0),
+    "tick": lambda tx: ("tick", (tx,), {}, None),
 }
 
 WRITES = {

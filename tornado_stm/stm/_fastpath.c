@@ -27,6 +27,9 @@
  *                           without a redo log in this transaction, plain
  *                           attributes (the per-(type, name) answer cached
  *                           by attrkinds) and module attributes;
+ *   view, deep_view,        the early exits only (tx None or inevitable,
+ *   truth, touch            immutable values, private objects);
+ *   tick                    Transaction.tick (count_read);
  *   call                    section entries and instrumented functions,
  *                           bound methods of private containers, and
  *                           "pure" / "mutates (private args only)" calls
@@ -92,10 +95,12 @@ PyList_GetItemRef(PyObject *list, Py_ssize_t index)
 /* -- module state (set once by configure) ------------------------------ */
 
 enum { B_CURRENT, B_GET_ATTR, B_SET_ATTR, B_DEL_ATTR, B_GET_ITEM, B_SET_ITEM, B_DEL_ITEM,
-       B_GET_GLOBAL, B_CALL, B_ITERATE, B_CONTAINS, B_NEW, B_COUNT };
+       B_GET_GLOBAL, B_CALL, B_ITERATE, B_CONTAINS, B_NEW, B_VIEW, B_DEEP_VIEW, B_TRUTH,
+       B_TOUCH, B_TICK, B_COUNT };
 static const char *barrier_names[B_COUNT] = {
     "current", "get_attr", "set_attr", "del_attr", "get_item", "set_item", "del_item",
-    "get_global", "call", "iterate", "contains", "new"};
+    "get_global", "call", "iterate", "contains", "new", "view", "deep_view", "truth",
+    "touch", "tick"};
 
 static struct {
     int configured;
@@ -960,6 +965,88 @@ fp_contains(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return value;
 }
 
+/* -- values read by plain Python: view, deep_view, truth, touch; tick ------------------ */
+
+/* The early exits the four value barriers share: 1 when obj is read as it is
+ * (tx None or inevitable, an immutable non-tuple builtin, an object private to
+ * the section), 0 when Python must decide, -1 with an exception. Tuples go
+ * to Python only for deep_view (nested containers). */
+static int
+value_is_plain(PyObject *tx, PyObject *obj, int tuples_plain)
+{
+    int mode = tx_mode(tx);
+    if (mode == MODE_ERROR)
+        return -1;
+    if (mode == MODE_PYTHON)
+        return 0;
+    if (mode == MODE_PLAIN)
+        return 1;
+    if (is_immutable_type(obj) && (tuples_plain || !PyTuple_CheckExact(obj)))
+        return 1;
+    return is_private(tx, obj);
+}
+
+static PyObject *
+value_barrier(int barrier, int tuples_plain, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (!S.configured)
+        return NOT_CONFIGURED();
+    if (nargs != 2)
+        return to_python(barrier, args, nargs, NULL);
+    int plain = value_is_plain(args[0], args[1], tuples_plain);
+    if (plain < 0)
+        return NULL;
+    if (!plain)
+        return to_python(barrier, args, nargs, NULL);
+    if (barrier == B_TRUTH) {
+        int truth = PyObject_IsTrue(args[1]);
+        return truth < 0 ? NULL : PyBool_FromLong(truth);
+    }
+    return Py_NewRef(args[1]);
+}
+
+static PyObject *
+fp_view(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    return value_barrier(B_VIEW, 1, args, nargs);
+}
+
+static PyObject *
+fp_deep_view(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    return value_barrier(B_DEEP_VIEW, 0, args, nargs);
+}
+
+static PyObject *
+fp_truth(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    return value_barrier(B_TRUTH, 1, args, nargs);
+}
+
+static PyObject *
+fp_touch(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    return value_barrier(B_TOUCH, 1, args, nargs);
+}
+
+/* tick(tx): Transaction.tick, the back edge of a while loop. */
+static PyObject *
+fp_tick(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (!S.configured)
+        return NOT_CONFIGURED();
+    if (nargs != 1)
+        return to_python(B_TICK, args, nargs, NULL);
+    int mode = tx_mode(args[0]);
+    if (mode == MODE_ERROR)
+        return NULL;
+    if (mode == MODE_PYTHON)
+        return to_python(B_TICK, args, nargs, NULL);
+    if (mode == MODE_OPTIMISTIC && count_read(args[0]) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyObject *
 fp_new(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -1388,6 +1475,14 @@ static PyMethodDef fp_methods[] = {
     {"contains", (PyCFunction)(void (*)(void))fp_contains, METH_FASTCALL,
      "contains(tx, item, container): barriers.contains"},
     {"new", (PyCFunction)(void (*)(void))fp_new, METH_FASTCALL, "new(tx, obj): barriers.new"},
+    {"view", (PyCFunction)(void (*)(void))fp_view, METH_FASTCALL, "view(tx, obj): barriers.view"},
+    {"deep_view", (PyCFunction)(void (*)(void))fp_deep_view, METH_FASTCALL,
+     "deep_view(tx, obj): barriers.deep_view"},
+    {"truth", (PyCFunction)(void (*)(void))fp_truth, METH_FASTCALL,
+     "truth(tx, obj): barriers.truth"},
+    {"touch", (PyCFunction)(void (*)(void))fp_touch, METH_FASTCALL,
+     "touch(tx, obj): barriers.touch"},
+    {"tick", (PyCFunction)(void (*)(void))fp_tick, METH_FASTCALL, "tick(tx): barriers.tick"},
     {NULL, NULL, 0, NULL}
 };
 

@@ -33,7 +33,8 @@ from typing import Any, Callable, Optional
 
 #: The barriers the extension replaces (names in ``tornado_stm.stm.barriers``).
 HOT_BARRIERS = ("current", "get_attr", "set_attr", "del_attr", "get_item", "set_item",
-                "del_item", "get_global", "call", "iterate", "contains", "new")
+                "del_item", "get_global", "call", "iterate", "contains", "new", "view",
+                "deep_view", "truth", "touch", "tick")
 
 _ext: Optional[Any] = None
 #: Why the extension is not used ("" when it is).
