@@ -31,7 +31,8 @@ import logging
 import re
 from collections.abc import Iterable
 
-from stmlog_tools.format import C8_FINAL, C8_MAX_MARKER, C8_NUMBERINGS, table_for
+from stmlog_tools.format import C8_FINAL, C8_MAX_MARKER, table_for
+from stmlog_tools.guess import resolve_numbering
 from stmlog_tools.logfile import (
     LogError, LogInput, ProgressCallback, decreasing_time_problem, empty_log_error,
     long_marker_problem, open_log, truncated_warning, unknown_event_problem,
@@ -185,19 +186,6 @@ def _numpy_pass(source: LogInput, numbering: str, chunk_size: int | None,
     return analyser, reader.warnings
 
 
-def _numbering(source: LogInput, events: str) -> str:
-    """``events`` made concrete (numpy is imported only to guess "auto")."""
-    if source.format == "c7":
-        return "c7"
-    if events == "auto":
-        from stmlog_tools.guess import guess_numbering
-        return guess_numbering(source)
-    if events not in C8_NUMBERINGS:
-        raise ValueError(f"unknown C8 event numbering {events!r} "
-                         f"(expected auto or one of {', '.join(C8_NUMBERINGS)})")
-    return events
-
-
 def analyse(source: str | LogInput, events: str = "final",
             progress: ProgressCallback | None = None, chunk_size: int | None = None,
             engine: str = "auto") -> dict:
@@ -219,7 +207,7 @@ def analyse(source: str | LogInput, events: str = "final",
     fmt = source.format
     if fmt == "c8" and engine == "c" and _fastc8 is None:
         raise RuntimeError("the C accelerator stmlog_tools._fastc8 is not built")
-    numbering = _numbering(source, events)
+    numbering = resolve_numbering(source, events)
     if fmt == "c8" and engine != "numpy" and _fastc8 is not None:
         tally, warnings = _fast_c8(source, numbering, progress)
     else:

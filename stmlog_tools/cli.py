@@ -34,8 +34,7 @@ log = logging.getLogger("stmlog")
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
 
-#: Largest ``--width`` (columns of the timeline); keep in step with timeline.MAX_COLUMNS,
-#: which is not imported here so that ``report`` does not load numpy.
+#: Largest ``--width`` (columns of the timeline): its arrays and SVG stay a few MB per lane.
 MAX_WIDTH = 20000
 #: Largest ``--wait`` (seconds): a day.
 MAX_WAIT = 86400.0

@@ -20,7 +20,8 @@ The numbering with the fewest oddities wins; ties go to the newest one
 The reader takes concrete numberings only; every caller turns
 ``--events`` into one with :func:`resolve_numbering`, which reads the
 sample through the caller's open :class:`LogInput` and rewinds it (a
-stream keeps the sample to replay it).
+stream keeps the sample to replay it). Importing this module does not
+import numpy (the C path of ``report`` imports it), only guessing does.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ import logging
 
 from stmlog_tools.format import C8_FINAL, C8_TABLES, C8_NUMBERINGS
 from stmlog_tools.logfile import LogInput
-from stmlog_tools.reader import LogReader
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +89,8 @@ def guess_numbering(source: LogInput) -> str:
 
     Reads at most a chunk or two from the first record, then rewinds ``source``.
     """
+    from stmlog_tools.reader import LogReader   # numpy: only when guessing
+
     source.keep()
     reader = LogReader(source, events="final")
     raw: list[int] = []
@@ -117,6 +119,9 @@ def resolve_numbering(source: LogInput, events: str) -> str:
         return "c7"
     if events == "auto":
         return guess_numbering(source)
+    if events not in C8_NUMBERINGS:
+        raise ValueError(f"unknown C8 event numbering {events!r} "
+                         f"(expected auto or one of {', '.join(C8_NUMBERINGS)})")
     return events
 
 

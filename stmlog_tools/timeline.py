@@ -47,9 +47,8 @@ CATEGORIES = (("committed", "#3a9a4a"), ("inevitable", "#3366cc"),
               ("aborted", "#d03030"), ("paused", "#b0b0b0"))
 CONFLICT_COLOURS = {"contention": "#a00000", "inevitable_wait": "#e08000"}
 
-#: Columns of the time axis: the default and the largest accepted.
+#: Columns of the time axis by default (the CLI accepts 1 to cli.MAX_WIDTH).
 DEFAULT_COLUMNS = 1000
-MAX_COLUMNS = 20000
 
 LANE_HEIGHT = 28
 LANE_GAP = 14

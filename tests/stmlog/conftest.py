@@ -53,6 +53,16 @@ def log_path(tmp_path: Path) -> Path:
     return tmp_path / "run.log"
 
 
+def assert_one_line_error(result: subprocess.CompletedProcess[str], *fragments: str) -> None:
+    """Exit status 2, nothing on stdout, one line on stderr holding every fragment."""
+    assert result.returncode == 2, (result.returncode, result.stderr)
+    assert result.stdout == ""
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    for fragment in fragments:
+        assert fragment in result.stderr, result.stderr
+
+
 def c_accelerator_built() -> bool:
     from stmlog_tools import analysis
     return analysis._fastc8 is not None

@@ -10,7 +10,7 @@ import pytest
 
 from stmlog_tools.format import C8_HEADER
 from tests.stmlog.conftest import (
-    ENGINES, c_accelerator_built, ms, run_stmlog, same_report, write_c8,
+    ENGINES, assert_one_line_error, c_accelerator_built, ms, run_stmlog, same_report, write_c8,
 )
 from tests.stmlog.test_analysis import CORE, W
 
@@ -121,16 +121,7 @@ def test_timeline_writes_svg_and_html(tmp_path: Path, core_log: Path) -> None:
         assert 'class="conflict contention"' in text
         assert 'class="aborted"' in text and 'class="committed"' in text
     bad = run_stmlog("timeline", str(core_log), "-o", str(tmp_path / "out.png"))
-    _assert_one_line_error(bad, "argument -o/--output", "must end in .html, .htm or .svg")
-
-
-def _assert_one_line_error(result: object, *fragments: str) -> None:
-    assert result.returncode == 2
-    assert result.stdout == ""
-    assert len(result.stderr.splitlines()) == 1, result.stderr
-    assert "Traceback" not in result.stderr
-    for fragment in fragments:
-        assert fragment in result.stderr
+    assert_one_line_error(bad, "argument -o/--output", "must end in .html, .htm or .svg")
 
 
 def _record(sec: int, nsec: int, thread: int, event: int, marker: bytes = b"") -> bytes:
@@ -158,17 +149,17 @@ def test_bad_inputs_give_one_line_and_status_2(tmp_path: Path) -> None:
         runs = [["dump"], ["timeline", "-o", str(tmp_path / "o.svg")]]
         runs += [["report", "--engine", engine] for engine in engines]
         for command, *extra in runs:
-            _assert_one_line_error(run_stmlog(command, str(path), *extra), str(path), *fragments)
-    _assert_one_line_error(run_stmlog("report", str(tmp_path)), str(tmp_path), "is a directory")
+            assert_one_line_error(run_stmlog(command, str(path), *extra), str(path), *fragments)
+    assert_one_line_error(run_stmlog("report", str(tmp_path)), str(tmp_path), "is a directory")
     missing = tmp_path / "missing.log"
-    _assert_one_line_error(run_stmlog("report", str(missing)), str(missing), "no such file")
+    assert_one_line_error(run_stmlog("report", str(missing)), str(missing), "no such file")
 
 
 def test_numbering_decides_what_is_unknown(tmp_path: Path) -> None:
     path = tmp_path / "old.log"
     path.write_bytes(C8_HEADER + _record(1, 0, 1, 13))   # a GC event in final, unknown in 2015-03
     assert run_stmlog("report", str(path)).returncode == 0
-    _assert_one_line_error(run_stmlog("report", str(path), "--events", "2015-03"),
+    assert_one_line_error(run_stmlog("report", str(path), "--events", "2015-03"),
                            "at byte 16", "unknown event number 13", "2015-03")
 
 

@@ -22,19 +22,12 @@ import pytest
 from stmlog_tools.format import C8_HEADER
 from stmlog_tools.logfile import LogError, open_log
 from stmlog_tools.reader import LogReader
-from tests.stmlog.conftest import c_accelerator_built, ms, run_stmlog, write_c8
+from tests.stmlog.conftest import (
+    assert_one_line_error, c_accelerator_built, ms, run_stmlog, write_c8,
+)
 from tests.stmlog.test_analysis import CORE
 
 STMLOG = str(Path(sys.executable).with_name("stmlog"))
-
-
-def assert_one_line_error(result: subprocess.CompletedProcess[str], *fragments: str) -> None:
-    assert result.returncode == 2, (result.returncode, result.stderr)
-    assert result.stdout == ""
-    assert len(result.stderr.splitlines()) == 1, result.stderr
-    assert "Traceback" not in result.stderr
-    for fragment in fragments:
-        assert fragment in result.stderr, result.stderr
 
 
 @pytest.fixture
