@@ -23,6 +23,7 @@ from types import ModuleType
 from tornado_stm import instrument, pypystm, transaction
 from tornado_stm.stm import flush_log
 from tornado_stm.stm.log import LogPathError, configure
+from tornado_stm.stm.section import module_body
 
 logger = logging.getLogger(__name__)
 
@@ -109,9 +110,21 @@ def run(args: argparse.Namespace) -> int:
     instrument.prepare_namespace(main.__dict__)
     sys.modules["__main__"] = main
     try:
-        exec(code, main.__dict__)
+        with module_body():              # the script's top level is not a section
+            exec(code, main.__dict__)
     except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        # As Python does: None is 0, an int is the status, anything else is
+        # printed to stderr and the status is 1.
+        if exc.code is None or isinstance(exc.code, int):
+            return exc.code or 0
+        sys.stdout.flush()
+        print(exc.code, file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        # Ctrl-C: the traceback Python shows, and the status a shell reports.
+        exc_type, exc, tb = sys.exc_info()
+        traceback.print_exception(exc_type, exc, tb.tb_next if tb else tb)
+        return 130
     except BaseException:
         # The script's own error: shown as Python shows it, minus our frames.
         exc_type, exc, tb = sys.exc_info()

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+import logging
 import os
 import sys
 import threading
@@ -50,6 +51,8 @@ from tornado_stm.stm.txn import current as _current_tx
 from tornado_stm.stm.worldlock import WORLD_LOCK
 
 BACKENDS = ("stm", "serial", "pypystm")
+
+_logger = logging.getLogger(__name__)
 
 
 class TransactionError(Exception):
@@ -304,6 +307,8 @@ class TransactionQueue:
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
         self._busy = 0
+        self._live_workers = 0
+        self._in_transaction: set[int] = set()  # threads running an added call
         self._error: Optional[BaseException] = None
         self.number_of_transactions = 0
 
@@ -339,16 +344,56 @@ class TransactionQueue:
         if threads == 1:
             self._worker()
         else:
-            workers = [threading.Thread(target=self._worker, name=f"transaction-{i}")
+            # Daemon threads: after a Ctrl-C, a transaction that cannot be
+            # interrupted must not keep the process alive.
+            workers = [threading.Thread(target=self._worker, name=f"transaction-{i}",
+                                        daemon=True)
                        for i in range(threads)]
+            self._live_workers = threads
             for worker in workers:
                 worker.start()
-            for worker in workers:
-                worker.join()
+            try:
+                for worker in workers:
+                    worker.join()
+            except BaseException as exc:  # KeyboardInterrupt, on the main thread
+                self._interrupt(workers, exc)
+                raise
         _last_count[0] = self.number_of_transactions
         if self._error is not None:
             error, self._error = self._error, None
             raise error
+
+    #: After a Ctrl-C, how long run() waits for interrupted transactions to stop.
+    INTERRUPT_GRACE_SECONDS = 1.0
+
+    def _interrupt(self, workers: list[threading.Thread], exc: BaseException) -> None:
+        """Ctrl-C during run(): take no new transaction, interrupt the running ones.
+
+        The transactions running on the workers get a KeyboardInterrupt
+        raised in them (as Ctrl-C does on the main thread), which stops
+        anything running Python code; one stuck elsewhere (a C call, a
+        lock) is abandoned on its daemon thread, and a warning says so.
+        """
+        with self._lock:
+            if self._error is None:
+                self._error = exc
+            self._pending.clear()
+            self._idle.notify_all()
+        # Only in threads inside a transaction: an idle worker just returns,
+        # and one that has left _work() must not be hit.
+        for ident in list(self._in_transaction):
+            _raise_in_thread(ident, KeyboardInterrupt)
+        # Not Thread.join()/is_alive(): after a join interrupted by Ctrl-C,
+        # 3.11 may report the joined thread stopped while it still runs.
+        deadline = _time.monotonic() + self.INTERRUPT_GRACE_SECONDS
+        with self._lock:
+            while self._live_workers and _time.monotonic() < deadline:
+                self._idle.wait(max(0.0, deadline - _time.monotonic()))
+            left = self._live_workers
+        if left:
+            _logger.warning("interrupted: %d transaction(s) still running could not be "
+                            "stopped and are abandoned on daemon worker threads", left)
+        _last_count[0] = self.number_of_transactions
 
     def _take(self) -> Optional[tuple]:
         with self._lock:
@@ -366,25 +411,37 @@ class TransactionQueue:
     def _worker(self) -> None:
         _running.queue = self
         try:
-            while True:
-                item = self._take()
-                if item is None:
-                    return
-                f, args, kwargs = item
-                try:
-                    stm.run_section(f, args, kwargs)
-                except BaseException as exc:
-                    with self._lock:
-                        if self._error is None:
-                            self._error = exc
-                            self._pending.clear()
-                finally:
-                    with self._lock:
-                        self._busy -= 1
-                        self.number_of_transactions += 1
-                        self._idle.notify_all()
+            self._work()
+        except KeyboardInterrupt:
+            if self._error is None:  # not raised in this thread by _interrupt()
+                raise
         finally:
             _running.queue = None
+            with self._lock:
+                self._live_workers -= 1
+                self._idle.notify_all()
+
+    def _work(self) -> None:
+        while True:
+            item = self._take()
+            if item is None:
+                return
+            f, args, kwargs = item
+            me = threading.get_ident()
+            try:
+                self._in_transaction.add(me)
+                stm.run_section(f, args, kwargs)
+            except BaseException as exc:
+                with self._lock:
+                    if self._error is None:
+                        self._error = exc
+                        self._pending.clear()
+            finally:
+                self._in_transaction.discard(me)
+                with self._lock:
+                    self._busy -= 1
+                    self.number_of_transactions += 1
+                    self._idle.notify_all()
 
     def _run_native(self, native: Any, nb_segments: int) -> None:
         queue = native.TransactionQueue()
@@ -392,6 +449,13 @@ class TransactionQueue:
             f, args, kwargs = self._pending.popleft()
             queue.add(f, *args, **kwargs)
         queue.run(nb_segments)
+
+
+def _raise_in_thread(ident: int, exception: type) -> None:
+    """Raise ``exception`` in the thread ``ident`` when it next runs Python code."""
+    import ctypes
+
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(exception))
 
 
 class _GeneratorStep:
