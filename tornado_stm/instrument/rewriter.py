@@ -446,7 +446,8 @@ class Rewriter(ast.NodeTransformer):
         return self._comprehension(node, True)
 
     def visit_GeneratorExp(self, node: ast.GeneratorExp) -> ast.AST:
-        return self._comprehension(node, False)
+        # Its frame is made by this section (a retry makes a new one): private.
+        return self._comprehension(node, True)
 
     # -- values read without a barrier by plain Python --------------------------
 

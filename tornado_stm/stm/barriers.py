@@ -524,12 +524,12 @@ def _call_optimistic(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
             log = tx.containers.get(id(owner))
             if log is not None or name in LAZY_METHODS:
                 method = getattr(tx.read_shadow(owner), name)
-                return _fresh(tx, rule, _call_reading(tx, method, args, kwargs))
+                return _fresh(tx, rule, _call_reading(tx, method, args, kwargs, original=f))
             return _fresh(tx, rule, _call_reading(tx, f, args, kwargs, also=owner))
         if kind == "mutates" and 0 in rule.writes:
             # dst.extend(src): the arguments are read consistently too.
             method = getattr(tx.shadow_for_write(owner), f.__name__)
-            return _fresh(tx, rule, _call_reading(tx, method, args, kwargs))
+            return _fresh(tx, rule, _call_reading(tx, method, args, kwargs, original=f))
     elif kind == "pure":
         return _fresh(tx, rule, _call_reading(tx, f, args, kwargs))
     elif kind == "mutates" and _can_shadow(tx, args, rule.writes):
@@ -622,7 +622,7 @@ _VIEW_TYPES = frozenset({type({}.keys()), type({}.values()), type({}.items()),
 
 
 def _call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
-                  also: Any = None, lazy: bool = False) -> Any:
+                  also: Any = None, lazy: bool = False, original: Any = None) -> Any:
     """Call ``f`` with the shared containers among its arguments read consistently.
 
     ``also`` is one more shared container the call reads (the owner of a
@@ -632,8 +632,11 @@ def _call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
     replaced by its read shadow. Bound methods of shared containers passed
     as arguments (``max(d, key=d.get)``) are re-bound to the section's
     copy. Values nested in the arguments are recorded for the callables
-    that read them (``DEEP_READERS``).
+    that read them (``DEEP_READERS``). ``original`` is what to call
+    instead if the section has to become inevitable (``f`` may be bound to
+    a private copy, which publishing makes stale).
     """
+    original = f if original is None else original
     try:
         lazy = lazy or f in LAZY_CALLABLES
         deep = f in DEEP_READERS
@@ -657,16 +660,16 @@ def _call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
                 watched.append(stripe_of_object(id(arg)))
             if deep and not _record_nested(tx, replacement):
                 _inevitable(tx, f"deep read by {policy.qualified_name(f)}")
-                return _call_direct(tx, f, args, kwargs)
+                return _call_direct(tx, original, args, kwargs)
         elif kind is tuple:
             if deep and not _record_nested(tx, arg):
                 _inevitable(tx, f"deep read by {policy.qualified_name(f)}")
-                return _call_direct(tx, f, args, kwargs)
+                return _call_direct(tx, original, args, kwargs)
         elif isinstance(arg, _FRAMES):
             # list(gen), sum(gen)...: the C code would resume a frame that
             # existed before the section, which cannot be rolled back.
             _inevitable(tx, "resuming a generator or coroutine from outside the section")
-            return f(*args, **kwargs)
+            return _call_direct(tx, original, args, kwargs)
         else:
             owner = _bound_container(arg)
             if owner is not None and id(owner) not in tx.private:
@@ -682,7 +685,8 @@ def _call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
     if not lazy and _is_lazy(result):
         # An iterator or view over a shared container: call again on copies.
         return _call_reading(tx, f, args, kwargs, also=None, lazy=True) if also is None else \
-            _call_reading(tx, getattr(tx.read_shadow(also), f.__name__), args, kwargs, lazy=True)
+            _call_reading(tx, getattr(tx.read_shadow(also), f.__name__), args, kwargs, lazy=True,
+                          original=f)
     return result
 
 

@@ -1,0 +1,3 @@
+"""State kept in an uninstrumented module (docs/semantics.md, limit 1)."""
+
+STATE = {"x": 0}

@@ -1,0 +1,36 @@
+"""Constructs documented as weaker than a serial run (docs/semantics.md), one per function."""
+
+from tests.stm import helpers
+from tests.stm import limits_plain
+
+OUT = {"copy": None}
+D = {"a": 1}
+NESTED = [[1], [2]]
+
+
+def copy_uninstrumented_state_across_a_pause():
+    seen = limits_plain.STATE["x"]
+    helpers.pause()
+    OUT["copy"] = seen
+
+
+def grow_while_iterating():
+    for key in D:
+        D[key + "x"] = 1
+
+
+def contains_nested():
+    return [2] in NESTED
+
+
+def add_member(members, item):
+    members.add(item)
+
+
+class Thing:
+    def __init__(self):
+        self.value = 1
+
+
+def read_value(thing):
+    return thing.value

@@ -1,0 +1,93 @@
+"""Ordinary Python that once escaped the barriers: one function per mechanism of issue 9."""
+
+from collections import OrderedDict
+
+from tests.stm import helpers
+from tornado_stm import stm
+
+PAIR = {"a": 0, "b": 0}
+ITEMS = [1, 2, 3]
+SRC = [1]
+DST = []
+ORDER = OrderedDict((k, k) for k in "abcd")
+GATE = {"v": 0}
+
+
+class Base:
+    x = 0
+
+
+class Sub(Base):
+    pass
+
+
+def write_pair_inevitably_across_a_pause(value):
+    stm.become_inevitable("test")
+    PAIR["a"] = value
+    helpers.pause()
+    PAIR["b"] = value
+
+
+def read_pair():
+    return (PAIR["a"], PAIR["b"])
+
+
+def lazy_sum_after_own_append():
+    numbers = (x for x in ITEMS)
+    ITEMS.append(100)
+    return sum(numbers)
+
+
+def truth_after_own_clear():
+    ITEMS.clear()
+    if ITEMS:
+        return "non-empty"
+    return "empty"
+
+
+def operator_after_own_append():
+    ITEMS.append(4)
+    return ITEMS + [5]
+
+
+def extend_from_a_list_written_here():
+    SRC.append(2)
+    DST.extend(SRC)
+    return list(DST)
+
+
+def popitem_across_a_conflict():
+    seen = GATE["v"]
+    ORDER.popitem(last=False)
+    helpers.pause()
+    GATE["v"] = seen + 1
+
+
+def bump_gate():
+    GATE["v"] += 1
+
+
+def copy_sub_x_across_a_pause():
+    seen = Sub.x
+    helpers.pause()
+    GATE["v"] = seen
+
+
+def set_base_x(value):
+    Base.x = value
+
+
+def fail_after_writing(value):
+    PAIR["a"] = value
+    raise KeyError("after the write")
+
+
+def reset():
+    PAIR.update(a=0, b=0)
+    ITEMS[:] = [1, 2, 3]
+    SRC[:] = [1]
+    DST[:] = []
+    ORDER.clear()
+    ORDER.update((k, k) for k in "abcd")
+    GATE["v"] = 0
+    Base.x = 0
