@@ -19,9 +19,12 @@ def env() -> dict[str, str]:
 
 def start(tmp_dir: str, *options: str, target: str = "fault_app:make_app",
           name: str = "serve", prefix: tuple[str, ...] = ()) -> ServerProcess:
-    """``tornado-stm serve TARGET`` on a free loopback port, answering /hello."""
+    """``tornado-stm serve TARGET`` on a free loopback port, answering /hello.
+
+    ``prefix`` replaces ``-m tornado_stm`` (a wrapper script taking the same arguments).
+    """
     port = free_port()
-    argv = [sys.executable, *prefix, "-m", "tornado_stm", "serve", target,
+    argv = [sys.executable, *(prefix or ("-m", "tornado_stm")), "serve", target,
             "--port", str(port), *options]
     return start_server(argv, port, os.path.join(tmp_dir, f"{name}.out"), cwd=HERE,
                         probe="/hello", env=env())
