@@ -368,7 +368,6 @@ READS = {
     "truth custom": case("truth", Seq([])),
     "touch shared set": case("touch", SET),
     "touch int": case("touch", 0),
-    "tick": lambda tx: ("tick", (tx,), {}, None),
 }
 
 WRITES = {

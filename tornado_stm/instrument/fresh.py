@@ -38,6 +38,54 @@ def _scope_nodes(function: ast.FunctionDef):
 
 def fresh_locals(function: ast.FunctionDef, table: Optional[symtable.SymbolTable]) -> set[str]:
     """Names bound in ``function`` only by ``name = <display>``, invisible to nested scopes."""
+    return _bound_only_by(function, table, lambda value: isinstance(value, _DISPLAYS),
+                          loops=False, augmented=False, seen_by_nested_ok=False)
+
+
+#: Builtins whose result is never a shared container (when the module does not rebind them).
+SCALAR_BUILTINS = frozenset({"len", "int", "float", "str", "bool", "abs", "round", "repr",
+                             "hash", "id", "isinstance", "issubclass", "callable", "ord",
+                             "chr", "sorted", "format", "divmod", "pow"})
+_OPERATORS = (ast.Constant, ast.JoinedStr, ast.Compare, ast.BinOp, ast.UnaryOp)
+
+
+def scalar_locals(function: ast.FunctionDef, table: Optional[symtable.SymbolTable],
+                  rebound: set[str]) -> set[str]:
+    """Locals that never hold a shared container: bound only to operator results,
+    constants, results of scalar builtins (not in ``rebound``), other such locals,
+    augmented assignments, or ``for`` targets over ``range(...)``.
+
+    Reading them needs no value barrier (``n % d`` in a loop stays plain).
+    """
+    def scalar(value: ast.expr, known: set[str]) -> bool:
+        if isinstance(value, _OPERATORS):
+            return True
+        if isinstance(value, ast.BoolOp):
+            return all(scalar(v, known) for v in value.values)
+        if isinstance(value, ast.Name):
+            return value.id in known
+        return (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+                and value.func.id in SCALAR_BUILTINS and value.func.id not in rebound)
+
+    known: set[str] = set()
+    while True:
+        found = _bound_only_by(function, table, lambda value: scalar(value, known),
+                               loops=True, augmented=True, seen_by_nested_ok=True,
+                               rebound=rebound)
+        if found == known:
+            return found
+        known = found
+
+
+def _bound_only_by(function: ast.FunctionDef, table: Optional[symtable.SymbolTable],
+                   good_value: Callable[[ast.expr], bool], loops: bool, augmented: bool,
+                   seen_by_nested_ok: bool, rebound: set[str] = frozenset()) -> set[str]:
+    """Locals of ``function`` every binding of which is ``name = v`` with ``good_value(v)``.
+
+    ``loops``: ``for name in range(...)`` counts as good; ``augmented``:
+    ``name op= v`` does. A local a nested scope sees is excluded unless
+    ``seen_by_nested_ok`` (only reads are possible then; assigned ones are boxed).
+    """
     if table is None:
         return set()
     good: set[str] = set()
@@ -47,11 +95,19 @@ def fresh_locals(function: ast.FunctionDef, table: Optional[symtable.SymbolTable
         if isinstance(node, ast.Assign) and len(node.targets) == 1 \
                 and isinstance(node.targets[0], ast.Name):
             target = node.targets[0]
-            (good if isinstance(node.value, _DISPLAYS) else bad).add(target.id)
+            (good if good_value(node.value) else bad).add(target.id)
             sole_targets.add(id(target))
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            fresh = node.value is not None and isinstance(node.value, _DISPLAYS)
-            (good if fresh else bad).add(node.target.id)
+            ok = node.value is not None and good_value(node.value)
+            (good if ok else bad).add(node.target.id)
+            sole_targets.add(id(node.target))
+        elif augmented and isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            good.add(node.target.id)
+            sole_targets.add(id(node.target))
+        elif loops and isinstance(node, ast.For) and isinstance(node.target, ast.Name) \
+                and isinstance(node.iter, ast.Call) and isinstance(node.iter.func, ast.Name) \
+                and node.iter.func.id == "range" and "range" not in rebound:
+            good.add(node.target.id)
             sole_targets.add(id(node.target))
         elif isinstance(node, ast.ExceptHandler) and node.name:
             bad.add(node.name)
@@ -65,6 +121,7 @@ def fresh_locals(function: ast.FunctionDef, table: Optional[symtable.SymbolTable
             bad.add(node.id)
     candidates = good - bad
     seen_by_nested = nested_names(table, lambda s: s.is_free() or s.is_nonlocal())
+    assigned_by_nested = nested_names(table, symtable.Symbol.is_nonlocal)
     result = set()
     for name in candidates:
         try:
@@ -74,7 +131,7 @@ def fresh_locals(function: ast.FunctionDef, table: Optional[symtable.SymbolTable
         if (symbol.is_parameter() or symbol.is_global() or symbol.is_nonlocal()
                 or symbol.is_imported() or symbol.is_namespace()):
             continue
-        if name in seen_by_nested:
+        if name in assigned_by_nested or (name in seen_by_nested and not seen_by_nested_ok):
             continue
         result.add(name)
     return result

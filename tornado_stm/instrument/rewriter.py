@@ -43,7 +43,7 @@ import ast
 import symtable
 from typing import Iterable, Optional
 
-from tornado_stm.instrument.fresh import fresh_locals, nested_names
+from tornado_stm.instrument.fresh import SCALAR_BUILTINS, fresh_locals, nested_names, scalar_locals
 
 #: Names injected into every instrumented module (name -> barrier attribute).
 RUNTIME_NAMES = {
@@ -66,10 +66,6 @@ _FRAME_BUILTINS = frozenset({"super", "locals", "globals", "vars", "dir", "eval"
 #: the module does not rebind the name, they are called without the barrier.
 _SCALAR_BUILTINS = frozenset({"abs", "divmod", "round", "chr", "ord", "isinstance",
                               "issubclass", "callable", "id", "range", "pow"})
-#: Builtins whose result is never a shared container (when not rebound).
-_SCALAR_RESULTS = frozenset({"len", "int", "float", "str", "bool", "abs", "round", "repr",
-                             "hash", "id", "isinstance", "issubclass", "callable", "ord",
-                             "chr", "sorted", "format"})
 _AUG_OPS = {
     ast.Add: "iadd", ast.Sub: "isub", ast.Mult: "imul", ast.Div: "itruediv",
     ast.FloorDiv: "ifloordiv", ast.Mod: "imod", ast.Pow: "ipow", ast.LShift: "ilshift",
@@ -88,6 +84,13 @@ def _call(function: str, *args: ast.expr) -> ast.Call:
 
 def _const(value: object) -> ast.Constant:
     return ast.Constant(value=value)
+
+
+def _is_number(node: ast.expr) -> bool:
+    """A literal number (negative ones included)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float, complex)
 
 
 def _is_generator(node: ast.AST) -> bool:
@@ -115,6 +118,8 @@ class _Scope:
         self.parent = parent
         #: Locals that only hold objects this call created (see fresh.py): no barriers.
         self.fresh: set[str] = set()
+        #: Locals that never hold a shared container (see fresh.py): no value barriers.
+        self.scalars: set[str] = set()
 
 
 class Rewriter(ast.NodeTransformer):
@@ -234,6 +239,7 @@ class Rewriter(ast.NodeTransformer):
         scope, own_boxed = self._enter(params, plain, table)
         if plain:
             scope.fresh = fresh_locals(node, table) - own_boxed
+        scope.scalars = scalar_locals(node, table, self.module_names) - own_boxed
         saved, self.scope = self.scope, scope
         try:
             body = self._visit_body(node.body)
@@ -373,11 +379,15 @@ class Rewriter(ast.NodeTransformer):
         if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.In, ast.NotIn)):
             # ==, <, chained comparisons: every operand not only compared by
             # identity is read as it is, nested containers included.
+            # An operand compared only by identity, or only with numbers
+            # (x == 0, 0 <= i: a container compared with a number is unequal,
+            # or a TypeError, without its contents being read) stays plain.
             operands = [node.left, *node.comparators]
-            identity_only = [all(isinstance(op, (ast.Is, ast.IsNot)) for op in
-                                 node.ops[max(0, i - 1):i + 1]) for i in range(len(operands))]
+            plain = [all(isinstance(node.ops[k], (ast.Is, ast.IsNot)) or _is_number(operands[j])
+                         for k, j in ((i - 1, i - 1), (i, i + 1)) if 0 <= k < len(node.ops))
+                     for i in range(len(operands))]
             visited = [self.visit(o) if only else self._wrapped("_stm_dview", o)
-                       for o, only in zip(operands, identity_only)]
+                       for o, only in zip(operands, plain)]
             node.left, node.comparators = visited[0], visited[1:]
             return node
         if self._fresh(node.comparators[0]):
@@ -460,10 +470,12 @@ class Rewriter(ast.NodeTransformer):
         if isinstance(node, ast.BoolOp):
             return all(self._cannot_be_shared(v) for v in node.values)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
-                and node.func.id in _SCALAR_RESULTS and node.func.id not in self.module_names \
+                and node.func.id in SCALAR_BUILTINS and node.func.id not in self.module_names \
                 and self._resolve(node.func.id) == "plain":
             return True
-        return self._fresh(node)
+        return self._fresh(node) or (isinstance(node, ast.Name) and self.scope is not None
+                                     and node.id in self.scope.scalars
+                                     and self._resolve(node.id) == "local")
 
     def _wrapped(self, barrier: str, node: ast.expr) -> ast.expr:
         """``barrier(tx, node)`` with ``node`` visited, or just the visited node."""
@@ -528,8 +540,13 @@ class Rewriter(ast.NodeTransformer):
     def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
         formatting = isinstance(node.op, ast.Mod) and isinstance(node.left, (ast.Constant,
                                                                             ast.JoinedStr))
-        node.left = self._wrapped("_stm_view", node.left)
-        node.right = self._wrapped("_stm_dview" if formatting else "_stm_view", node.right)
+        # A container combined with a number (x + 1, n % 2) raises TypeError
+        # without reading its contents; only repetition (lst * 2) reads it.
+        by_number = not isinstance(node.op, ast.Mult)
+        node.left = (self.visit(node.left) if by_number and _is_number(node.right)
+                     else self._wrapped("_stm_view", node.left))
+        node.right = (self.visit(node.right) if by_number and _is_number(node.left)
+                      else self._wrapped("_stm_dview" if formatting else "_stm_view", node.right))
         return node
 
     def visit_FormattedValue(self, node: ast.FormattedValue) -> ast.AST:
@@ -637,6 +654,12 @@ class Rewriter(ast.NodeTransformer):
         target = node.target
         if isinstance(target, (ast.Attribute, ast.Subscript)) and self._fresh(target.value):
             return self.generic_visit(node)
+        if isinstance(target, ast.Name) and self._resolve(target.id) == "local" \
+                and target.id in self.scope.scalars:
+            # n += i on a local that never holds a container: plain Python.
+            node.value = self._wrapped("_stm_view", node.value) if not _is_number(
+                node.value) else self.visit(node.value)
+            return node
         op = ast.Attribute(value=_name("_stm_operator"), attr=_AUG_OPS[type(node.op)],
                            ctx=ast.Load())
         value = self.visit(node.value)

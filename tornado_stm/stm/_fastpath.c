@@ -971,17 +971,40 @@ fp_contains(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
  * (tx None or inevitable, an immutable non-tuple builtin, an object private to
  * the section), 0 when Python must decide, -1 with an exception. Tuples go
  * to Python only for deep_view (nested containers). */
+/* 1 when a tuple holds only immutable builtins (tuples of them included, a
+ * few levels deep): deep_view has nothing to record in it. */
+static int
+flat_immutable_tuple(PyObject *obj, int depth)
+{
+    if (depth > 3)
+        return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(obj); i++) {
+        PyObject *item = PyTuple_GET_ITEM(obj, i);
+        if (PyTuple_CheckExact(item)) {
+            if (!flat_immutable_tuple(item, depth + 1))
+                return 0;
+        }
+        else if (!is_immutable_type(item)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 static int
 value_is_plain(PyObject *tx, PyObject *obj, int tuples_plain)
 {
+    /* An immutable value is read as it is in every mode: checked first, as
+     * the commonest case (numbers in arithmetic) and the cheapest. */
+    if (is_immutable_type(obj) && (tuples_plain || !PyTuple_CheckExact(obj)
+                                   || flat_immutable_tuple(obj, 0)))
+        return 1;
     int mode = tx_mode(tx);
     if (mode == MODE_ERROR)
         return -1;
     if (mode == MODE_PYTHON)
         return 0;
     if (mode == MODE_PLAIN)
-        return 1;
-    if (is_immutable_type(obj) && (tuples_plain || !PyTuple_CheckExact(obj)))
         return 1;
     return is_private(tx, obj);
 }
@@ -1029,7 +1052,13 @@ fp_touch(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return value_barrier(B_TOUCH, 1, args, nargs);
 }
 
-/* tick(tx): Transaction.tick, the back edge of a while loop. */
+/* Back edges of while loops on this thread since the last Transaction.tick. */
+static THREAD_LOCAL unsigned int ticks = 0;
+#define TICKS_PER_CHECK 64
+
+/* tick(tx): the back edge of a while loop. Transaction.tick (one counted read)
+ * runs once every TICKS_PER_CHECK back edges: a loop that only touches locals
+ * still re-validates, after at most 64 * VALIDATE_EVERY iterations. */
 static PyObject *
 fp_tick(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -1037,6 +1066,8 @@ fp_tick(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return NOT_CONFIGURED();
     if (nargs != 1)
         return to_python(B_TICK, args, nargs, NULL);
+    if (++ticks % TICKS_PER_CHECK)
+        Py_RETURN_NONE;
     int mode = tx_mode(args[0]);
     if (mode == MODE_ERROR)
         return NULL;
