@@ -26,7 +26,7 @@ keeps; sections check it while they run and ``check()`` checks it at the end.
   the tester sees races.
 
 Every failing program is printed in full, with the command that reruns it.
-Sizes: ``DIFFTEST_EXAMPLES`` programs per family (default 6 free-threaded,
+Sizes: ``DIFFTEST_EXAMPLES`` programs per family (default 5 free-threaded,
 3 with the GIL), ``DIFFTEST_SEED`` the first seed (default 0; seeds are
 fixed so CI runs are stable), ``DIFFTEST_CALLS`` calls per thread,
 ``DIFFTEST_DUMP=dir`` also writes each failing program to ``dir``.
@@ -44,9 +44,9 @@ import pytest
 from tests.conftest import FREE_THREADED
 from tests.stm.difftest import FAMILIES, Outcome, Program, generate, load, run_concurrent, run_serial
 
-EXAMPLES = int(os.environ.get("DIFFTEST_EXAMPLES", "0")) or (6 if FREE_THREADED else 3)
+EXAMPLES = int(os.environ.get("DIFFTEST_EXAMPLES", "0")) or (5 if FREE_THREADED else 3)
 FIRST_SEED = int(os.environ.get("DIFFTEST_SEED", "0"))
-CALLS = int(os.environ.get("DIFFTEST_CALLS", "0")) or (40 if FREE_THREADED else 30)
+CALLS = int(os.environ.get("DIFFTEST_CALLS", "0")) or 30
 #: Printed in full in the assertion message; every failing program is printed to stdout.
 SHOWN = 3
 

@@ -56,7 +56,9 @@ def bank(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
                 "OrderedDict": "OrderedDict()"}[kind]
         state += [f"ACC = {ctor}", "for _k in KEYS:\n    ACC[_k] = INIT"]
         key = "KEYS[{}]"
-        writes = ["rmw", "aug", "update", "richest"] + (["counter"] if kind == "Counter" else [])
+        # stmiddict.update is dict.update: it bypasses the identity keying, even plain.
+        writes = ["rmw", "aug", "richest"] + (["update"] if kind != "stmiddict" else []) + (
+            ["counter"] if kind == "Counter" else [])
         audits = ["values", "loop", "items", "get"] + (
             ["splat", "dictcall"] if kind != "stmiddict" else [])
     elif kind == "list":
@@ -245,7 +247,8 @@ def pair(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
                         "TMP[:] = [a - d, b + d]\nPAIR[:] = TMP",
                         "PAIR.clear()\nPAIR.extend([a - d, b + d])",
                         "PAIR.append(b + d)\nPAIR.pop(0)\nPAIR.insert(0, a - d)\nPAIR.pop(1)",
-                        "PAIR[0:1] = [a - d]\nPAIR[1:] = [b + d]"))
+                        "PAIR[0:1] = [a - d]\nPAIR[1:] = [b + d]",
+                        f"PAIR[0] = a - d\n_spin({spin})\nPAIR[1] = b + d"))
     view = rng.choice(("a, b = PAIR", "text = f'{PAIR[0]},{PAIR[1]}'\na, b = map(int, text.split(','))",
                        "text = '%d,%d' % tuple(PAIR)\na, b = map(int, text.split(','))",
                        "text = f'{PAIR}'\na, b = map(int, text.strip('[]').split(', '))",
@@ -256,13 +259,14 @@ def pair(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
                       "if f'{PAIR}' != f'[{a - d}, {b + d}]':\n    _torn('f-string of PAIR %s misses own write' % (f'{PAIR}',))",
                       "if [*PAIR] != [a - d, b + d]:\n    _torn('[*PAIR] misses own write')",
                       "x, y = PAIR\nif (x, y) != (a - d, b + d):\n    _torn('unpacking misses own write')"))
-    op_move = _def("op_move", read, "d = 1 + i % 5", f"_spin({spin})", write, own)
+    op_move = _def("op_move", read, "d = 1 + i % 5", f"_spin({spin})", write, "MOVED[0] += d", own)
     op_view = _def("op_view", view,
                    "if a + b != TOTAL:\n    _torn('pair sums to %r' % (a + b,))")
     check = _def("check", "problems = []",
-                 "if len(PAIR) != 2 or sum(PAIR) != TOTAL:\n"
-                 "    problems.append('final PAIR %r' % (PAIR,))", "return problems", args="calls")
-    body = "TOTAL = 200\nPAIR = [100, 100]\nTMP = [0, 0]\n\n\n" + op_move + "\n\n" + op_view \
+                 "if len(PAIR) != 2 or sum(PAIR) != TOTAL or PAIR[0] != 100 - MOVED[0]:\n"
+                 "    problems.append('final PAIR %r, moved %r' % (PAIR, MOVED[0]))",
+                 "return problems", args="calls")
+    body = "TOTAL = 200\nPAIR = [100, 100]\nTMP = [0, 0]\nMOVED = [0]\n\n\n" + op_move + "\n\n" + op_view \
         + "\n\n" + check
     variant = f"read={read!r} write={write!r} view={view!r} own={own.splitlines()[0] if own else ''!r}"
     return variant, body, ["op_move", "op_view"], False, True
@@ -600,20 +604,26 @@ def inevitable(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
         state = "N = 4\nTOTAL = 400\nACC = [100] * N\nLOG = []"
         keys = ["a = i % N", "b = (a + 1) % N"]
         audit = rng.choice(("total = sum(ACC)",
-                            f"total = 0\nfor j in range(N):\n    total += ACC[j]\n    _spin({spin // 3})"))
+                            f"total = 0\nfor j in range(N):\n    total += ACC[j]\n    _spin({spin // 3})",
+                            "total = sum([*ACC])", "w, x, y, z = ACC\ntotal = w + x + y + z",
+                            "total = sum(v for _, v in enumerate(ACC))",
+                            "total = sum(map(int, f'{ACC}'.strip('[]').split(', ')))",
+                            "total = sum(ACC + [])", "total = sum(sorted(ACC))"))
     else:
         state = "N = 4\nTOTAL = 400\nKEYS = ('w', 'x', 'y', 'z')\nACC = dict.fromkeys(KEYS, 100)\nLOG = []"
         keys = ["a = KEYS[i % N]", "b = KEYS[(i + 1) % N]"]
         audit = rng.choice(("total = sum(ACC.values())",
-                            f"total = 0\nfor k in KEYS:\n    total += ACC[k]\n    _spin({spin // 3})"))
+                            f"total = 0\nfor k in KEYS:\n    total += ACC[k]\n    _spin({spin // 3})",
+                            "total = sum({**ACC}.values())", "total = sum(v for _, v in ACC.items())",
+                            "total = sum(map(ACC.get, KEYS))", "total = sum(dict(ACC).values())",
+                            "total = sum((ACC | {}).values())"))
     op_work = _def("op_work", *keys, "amt = 1 + i % 5", "x = ACC[a]", "ACC[a] = x - amt",
                    f"_spin({spin})", effect, f"_spin({spin})", "ACC[b] = ACC[b] + amt",
                    "LOG.append(i)",
                    "if ACC[a] != x - amt:\n    _torn('own write lost after becoming inevitable')")
     op_audit = _def("op_audit", audit, "if total != TOTAL:\n    _torn('audit saw %r' % (total,))")
-    check = _def("check", "problems = []", f"{audit.splitlines()[0].replace('_spin', 'int')}"
-                 if "for" not in audit else "total = sum(ACC.values() if isinstance(ACC, dict) "
-                                            "else ACC)",
+    check = _def("check", "problems = []",
+                 "total = sum(ACC.values() if isinstance(ACC, dict) else ACC)",
                  "if total != TOTAL:\n    problems.append('final total %r' % (total,))",
                  "if len(LOG) != calls.get('op_work', 0):\n"
                  "    problems.append('LOG has %d entries for %d calls' % (len(LOG), "

@@ -83,7 +83,10 @@ def load(program: Program, directory: Path, *, instrumented: bool) -> ModuleType
 def _describe(exc: BaseException) -> str:
     frames = traceback.extract_tb(exc.__traceback__)
     where = next((f"line {frame.lineno}: {frame.line}" for frame in reversed(frames)
-                  if frame.filename.endswith(".py") and "difftest_" in frame.filename), "?")
+                  if "difftest_" in frame.filename), None)
+    if where is None and frames:
+        last = frames[-1]
+        where = f"{Path(last.filename).name}:{last.lineno} ({last.name})"
     return f"{type(exc).__name__}: {exc} at {where}"
 
 
