@@ -86,3 +86,10 @@ def test_an_exception_keeps_the_writes_made_before_it(app) -> None:
     with pytest.raises(KeyError):
         app.fail_after_writing(3)
     assert app.PAIR["a"] == 3
+
+
+def test_nested_unpacking_reads_the_inner_item_through_a_barrier() -> None:
+    from tornado_stm.instrument.rewriter import rewrite
+    import ast
+    code = ast.unparse(rewrite("def f(P):\n    (a, b), = [P]\n    return a, b\n", "n.py"))
+    assert "= _stm_view(_stm_tx, _stm_t2)" in code

@@ -571,6 +571,10 @@ class Rewriter(ast.NodeTransformer):
     # -- statements ---------------------------------------------------------------
 
     def _needs_barrier(self, target: ast.expr) -> bool:
+        if isinstance(target, (ast.Tuple, ast.List)) and any(
+                isinstance(e.value if isinstance(e, ast.Starred) else e, (ast.Tuple, ast.List))
+                for e in target.elts):
+            return True                          # nested unpacking: each level is viewed
         if isinstance(target, (ast.Attribute, ast.Subscript)):
             return not self._fresh(target.value)
         if isinstance(target, ast.Name):
@@ -597,19 +601,22 @@ class Rewriter(ast.NodeTransformer):
         elif isinstance(target, (ast.Tuple, ast.List)):
             # Unpack into temporaries (keeping starred semantics), then
             # assign them left to right, as Python does.
+            # A nested target ((a, b), c = ...) unpacks an item in its turn:
+            # that item is read through view() like the whole value.
             temps: list[tuple[str, ast.expr]] = []
 
             def replace(node: ast.expr) -> ast.expr:
-                if isinstance(node, (ast.Tuple, ast.List)):
-                    return ast.Tuple(elts=[replace(e) for e in node.elts], ctx=ast.Store())
                 if isinstance(node, ast.Starred):
                     return ast.Starred(value=replace(node.value), ctx=ast.Store())
                 name = self.temp()
                 temps.append((name, node))
                 return ast.Name(id=name, ctx=ast.Store())
-            unpack: list[ast.stmt] = [ast.Assign(targets=[replace(target)], value=value)]
+            top = ast.Tuple(elts=[replace(e) for e in target.elts], ctx=ast.Store())
+            unpack: list[ast.stmt] = [ast.Assign(targets=[top], value=value)]
             for name, original in temps:
-                unpack.extend(self._store(original, _name(name)))
+                item = (_call("_stm_view", self.tx(), _name(name))
+                        if isinstance(original, (ast.Tuple, ast.List)) else _name(name))
+                unpack.extend(self._store(original, item))
             return unpack
         else:
             return [ast.Assign(targets=[target], value=value)]

@@ -489,6 +489,10 @@ class Transaction:
             if isinstance(log.real, dict):
                 changed_keys[oid] = keys = _changed_keys(log)
                 stripes.update(stripe_of_key(oid, key) for key in keys[0])
+                if isinstance(log.real, OrderedDict) and log.shadow is not None:
+                    # Published by clear() and refill: every key is briefly
+                    # missing, so every key's stripe is locked meanwhile.
+                    stripes.update(stripe_of_key(oid, key) for key in log.real)
         lock_stripes(stripes)
         try:
             for obj, names in self.attrs.values():
