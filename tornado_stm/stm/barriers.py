@@ -370,7 +370,19 @@ def deep_view(tx: Optional[Transaction], obj: Any) -> Any:
 
 
 def _record_nested(tx: Transaction, root: Any) -> bool:
-    """Record reads of the shared containers nested in ``root``; False if that cannot be done."""
+    """Record reads of the shared containers nested in ``root``; False if that cannot be done.
+
+    The nested containers are scanned as they are: one that a commit is
+    changing meanwhile ("changed size during iteration") makes the answer
+    False too, and the caller becomes inevitable.
+    """
+    try:
+        return _scan_nested(tx, root)
+    except RuntimeError:
+        return False
+
+
+def _scan_nested(tx: Transaction, root: Any) -> bool:
     stack = [root]
     budget = DEEP_VIEW_BUDGET
     while stack:
@@ -654,7 +666,8 @@ def _call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
         if id(arg) in tx.private:
             continue
         if isinstance(arg, CONTAINER_TYPES):
-            if lazy or id(arg) in tx.containers:
+            if lazy or deep or id(arg) in tx.containers:
+                # (a deep reader scans it before the call: a consistent copy)
                 replacement = tx.read_shadow(arg)
             else:
                 watched.append(stripe_of_object(id(arg)))
