@@ -8,7 +8,9 @@ thread can reach it before the section commits, and the section has
 finished by then. Accesses through such a local need no barrier; the
 rewriter leaves them as plain Python.
 
-:func:`fresh_locals` finds those names for one function.
+:func:`fresh_locals` finds those names for one function, and
+:func:`scalar_locals` the locals that never hold a shared container (they
+need no value barrier), both from one :func:`local_bindings` walk.
 """
 
 from __future__ import annotations
@@ -36,10 +38,79 @@ def _scope_nodes(function: ast.FunctionDef):
             stack.append(child)
 
 
-def fresh_locals(function: ast.FunctionDef, table: Optional[symtable.SymbolTable]) -> set[str]:
-    """Names bound in ``function`` only by ``name = <display>``, invisible to nested scopes."""
-    return _bound_only_by(function, table, lambda value: isinstance(value, _DISPLAYS),
-                          loops=False, augmented=False, seen_by_nested_ok=False)
+#: The bindings of a local that are not ``name = value``: ``for name in range(...)``
+#: and ``name op= value``.
+RANGE_LOOP = "for-range"
+AUGMENTED = "augmented"
+
+
+class LocalBindings:
+    """How each local of one function is bound, for the analyses below.
+
+    ``values[name]`` lists what every binding of ``name`` stores: a value
+    expression, or ``RANGE_LOOP`` / ``AUGMENTED``. Locals bound in any other
+    way (unpacking, ``with ... as``, ``except ... as``, imports, walrus...),
+    parameters, globals and locals a nested function assigns are left out;
+    ``seen_by_nested`` are those a nested function reads.
+    """
+
+    def __init__(self, function: ast.FunctionDef, table: Optional[symtable.SymbolTable],
+                 rebound: "set[str] | frozenset[str]" = frozenset()) -> None:
+        self.values: dict[str, list] = {}
+        self.seen_by_nested: set[str] = set()
+        if table is None:
+            return
+        values: dict[str, list] = {}
+        bad: set[str] = set()
+        sole_targets: set[int] = set()
+        for node in _scope_nodes(function):
+            target, value = _simple_binding(node, rebound)
+            if target is not None:
+                values.setdefault(target.id, []).append(value)
+                sole_targets.add(id(target))
+            elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+                bad.add(node.name)
+            elif isinstance(node, ast.MatchMapping) and node.rest:
+                bad.add(node.rest)
+        for node in _scope_nodes(function):
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) \
+                    and id(node) not in sole_targets:
+                bad.add(node.id)
+        self.seen_by_nested = nested_names(table, lambda s: s.is_free() or s.is_nonlocal())
+        assigned_by_nested = nested_names(table, symtable.Symbol.is_nonlocal)
+        for name, bound in values.items():
+            if name in bad or name in assigned_by_nested or None in bound:
+                continue
+            try:
+                symbol = table.lookup(name)
+            except KeyError:
+                continue
+            if not (symbol.is_parameter() or symbol.is_global() or symbol.is_nonlocal()
+                    or symbol.is_imported() or symbol.is_namespace()):
+                self.values[name] = bound
+
+
+def _simple_binding(node: ast.AST, rebound: "set[str] | frozenset[str]") -> tuple:
+    """(target Name, what it stores) for a binding LocalBindings tracks, else (None, None)."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+            and isinstance(node.targets[0], ast.Name):
+        return node.targets[0], node.value
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        return node.target, node.value           # None (a bare annotation) disqualifies
+    if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+        return node.target, AUGMENTED
+    if isinstance(node, ast.For) and isinstance(node.target, ast.Name) \
+            and isinstance(node.iter, ast.Call) and isinstance(node.iter.func, ast.Name) \
+            and node.iter.func.id == "range" and "range" not in rebound:
+        return node.target, RANGE_LOOP
+    return None, None
+
+
+def fresh_locals(bindings: LocalBindings) -> set[str]:
+    """Locals bound only by ``name = <display>``, invisible to nested scopes."""
+    return {name for name, bound in bindings.values.items()
+            if name not in bindings.seen_by_nested
+            and all(isinstance(value, _DISPLAYS) for value in bound)}
 
 
 #: Builtins whose result is never a shared container (when the module does not rebind them).
@@ -49,16 +120,16 @@ SCALAR_BUILTINS = frozenset({"len", "int", "float", "str", "bool", "abs", "round
 _OPERATORS = (ast.Constant, ast.JoinedStr, ast.Compare, ast.BinOp, ast.UnaryOp)
 
 
-def scalar_locals(function: ast.FunctionDef, table: Optional[symtable.SymbolTable],
-                  rebound: set[str]) -> set[str]:
+def scalar_locals(bindings: LocalBindings, rebound: "set[str] | frozenset[str]") -> set[str]:
     """Locals that never hold a shared container: bound only to operator results,
     constants, results of scalar builtins (not in ``rebound``), other such locals,
     augmented assignments, or ``for`` targets over ``range(...)``.
 
     Reading them needs no value barrier (``n % d`` in a loop stays plain).
+    A nested function may read them (it cannot assign them: those are boxed).
     """
-    def scalar(value: ast.expr, known: set[str]) -> bool:
-        if isinstance(value, _OPERATORS):
+    def scalar(value: object, known: set[str]) -> bool:
+        if value is RANGE_LOOP or value is AUGMENTED or isinstance(value, _OPERATORS):
             return True
         if isinstance(value, ast.BoolOp):
             return all(scalar(v, known) for v in value.values)
@@ -68,73 +139,12 @@ def scalar_locals(function: ast.FunctionDef, table: Optional[symtable.SymbolTabl
                 and value.func.id in SCALAR_BUILTINS and value.func.id not in rebound)
 
     known: set[str] = set()
-    while True:
-        found = _bound_only_by(function, table, lambda value: scalar(value, known),
-                               loops=True, augmented=True, seen_by_nested_ok=True,
-                               rebound=rebound)
+    while True:                         # a local bound to another scalar local: to a fixpoint
+        found = {name for name, bound in bindings.values.items()
+                 if all(scalar(value, known) for value in bound)}
         if found == known:
             return found
         known = found
-
-
-def _bound_only_by(function: ast.FunctionDef, table: Optional[symtable.SymbolTable],
-                   good_value: Callable[[ast.expr], bool], loops: bool, augmented: bool,
-                   seen_by_nested_ok: bool, rebound: set[str] = frozenset()) -> set[str]:
-    """Locals of ``function`` every binding of which is ``name = v`` with ``good_value(v)``.
-
-    ``loops``: ``for name in range(...)`` counts as good; ``augmented``:
-    ``name op= v`` does. A local a nested scope sees is excluded unless
-    ``seen_by_nested_ok`` (only reads are possible then; assigned ones are boxed).
-    """
-    if table is None:
-        return set()
-    good: set[str] = set()
-    bad: set[str] = set()
-    sole_targets: set[int] = set()
-    for node in _scope_nodes(function):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
-                and isinstance(node.targets[0], ast.Name):
-            target = node.targets[0]
-            (good if good_value(node.value) else bad).add(target.id)
-            sole_targets.add(id(target))
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            ok = node.value is not None and good_value(node.value)
-            (good if ok else bad).add(node.target.id)
-            sole_targets.add(id(node.target))
-        elif augmented and isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-            good.add(node.target.id)
-            sole_targets.add(id(node.target))
-        elif loops and isinstance(node, ast.For) and isinstance(node.target, ast.Name) \
-                and isinstance(node.iter, ast.Call) and isinstance(node.iter.func, ast.Name) \
-                and node.iter.func.id == "range" and "range" not in rebound:
-            good.add(node.target.id)
-            sole_targets.add(id(node.target))
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            bad.add(node.name)
-        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
-            bad.add(node.name)
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            bad.add(node.rest)
-    for node in _scope_nodes(function):
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) \
-                and id(node) not in sole_targets:
-            bad.add(node.id)
-    candidates = good - bad
-    seen_by_nested = nested_names(table, lambda s: s.is_free() or s.is_nonlocal())
-    assigned_by_nested = nested_names(table, symtable.Symbol.is_nonlocal)
-    result = set()
-    for name in candidates:
-        try:
-            symbol = table.lookup(name)
-        except KeyError:
-            continue
-        if (symbol.is_parameter() or symbol.is_global() or symbol.is_nonlocal()
-                or symbol.is_imported() or symbol.is_namespace()):
-            continue
-        if name in assigned_by_nested or (name in seen_by_nested and not seen_by_nested_ok):
-            continue
-        result.add(name)
-    return result
 
 
 def nested_names(table: symtable.SymbolTable,

@@ -43,7 +43,8 @@ import ast
 import symtable
 from typing import Iterable, Optional
 
-from tornado_stm.instrument.fresh import SCALAR_BUILTINS, fresh_locals, nested_names, scalar_locals
+from tornado_stm.instrument.fresh import (SCALAR_BUILTINS, LocalBindings, fresh_locals,
+                                         nested_names, scalar_locals)
 
 #: Names injected into every instrumented module (name -> barrier attribute).
 RUNTIME_NAMES = {
@@ -237,9 +238,10 @@ class Rewriter(ast.NodeTransformer):
         table = self.tables.get((node.name, node.lineno))
         params = _params(node.args)
         scope, own_boxed = self._enter(params, plain, table)
+        bindings = LocalBindings(node, table, self.module_names)
         if plain:
-            scope.fresh = fresh_locals(node, table) - own_boxed
-        scope.scalars = scalar_locals(node, table, self.module_names) - own_boxed
+            scope.fresh = fresh_locals(bindings) - own_boxed
+        scope.scalars = scalar_locals(bindings, self.module_names) - own_boxed
         saved, self.scope = self.scope, scope
         try:
             body = self._visit_body(node.body)

@@ -350,8 +350,8 @@ def _wildcard_for(f: object) -> Optional[CallPolicy]:
         return None
     # The entry of the class that *defines* the method, never of a base that
     # merely has a method of the same name: OrderedDict.popitem is not
-    # dict.popitem, and "dict.*" must not make it pure. A C method names its
-    # class in its qualified name (super().append(x) in a list subclass).
+    # dict.popitem, and "dict.*" must not make it pure. A slot wrapper names
+    # its class in its qualified name (super().__init__ is "Exception.__init__").
     name = getattr(f, "__name__", "")
     defining = getattr(f, "__qualname__", "").rpartition(".")[0]
     candidates = [klass for klass in owner.__mro__ if name in klass.__dict__]
