@@ -93,3 +93,14 @@ def test_nested_unpacking_reads_the_inner_item_through_a_barrier() -> None:
     import ast
     code = ast.unparse(rewrite("def f(P):\n    (a, b), = [P]\n    return a, b\n", "n.py"))
     assert "= _stm_view(_stm_tx, _stm_t2)" in code
+
+
+def test_a_key_added_in_place_by_an_inevitable_call_conflicts_with_its_membership_test(app) -> None:
+    app.drop_k()
+    section = _paused(app.note_whether_k_is_there_across_a_pause)
+    app.add_k_inevitably()               # dict.update in place: the new key's stripe is bumped
+    helpers.release()
+    section.join(30)
+    assert app.GATE["v"] is True         # the stale "not there" was not committed
+    assert stm.stats()["aborts"] >= 1
+    app.drop_k()

@@ -58,8 +58,8 @@ from tornado_stm.stm.attrkinds import (CLASS_VALUE, IMMUTABLE, IMMUTABLE_TYPES, 
                                        write_kind)
 from tornado_stm.stm.registry import INSTRUMENTED_CODES, is_instrumented
 from tornado_stm.stm.section import ENTRY_CODE
-from tornado_stm.stm.txn import (CONTAINER_TYPES, DELETED, VERSIONS, Transaction, _local,
-                                 direct_write)
+from tornado_stm.stm.txn import (CONTAINER_TYPES, VERSIONS, Transaction, _local, direct_write,
+                                 hold)
 from tornado_stm.stm.versions import stripe_of_key, stripe_of_object
 
 _BUILTINS = builtins.__dict__
@@ -655,43 +655,37 @@ def _call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
     except TypeError:                             # an unhashable callable
         deep = False
     watched: list[int] = [stripe_of_object(id(also))] if also is not None else []
-    call_args = list(args)
-    call_kwargs = dict(kwargs) if kwargs else kwargs
-    changed = False
-    for where, key, arg in _arguments(call_args, call_kwargs):
+    replaced: dict = {}                 # argument index or keyword -> what the call gets
+    for key, arg in _arguments(args, kwargs):
         kind = type(arg)
-        if kind in IMMUTABLE_TYPES and kind is not tuple:
+        if (kind in IMMUTABLE_TYPES and kind is not tuple) or id(arg) in tx.private:
             continue
         replacement = arg
-        if id(arg) in tx.private:
-            continue
-        if isinstance(arg, CONTAINER_TYPES):
+        container = isinstance(arg, CONTAINER_TYPES)
+        if container:
             if lazy or deep or id(arg) in tx.containers:
                 # (a deep reader scans it before the call: a consistent copy)
                 replacement = tx.read_shadow(arg)
             else:
                 watched.append(stripe_of_object(id(arg)))
-            if deep and not _record_nested(tx, replacement):
-                _inevitable(tx, f"deep read by {policy.qualified_name(f)}")
-                return _call_direct(tx, original, args, kwargs)
-        elif kind is tuple:
-            if deep and not _record_nested(tx, arg):
-                _inevitable(tx, f"deep read by {policy.qualified_name(f)}")
-                return _call_direct(tx, original, args, kwargs)
         elif isinstance(arg, _FRAMES):
             # list(gen), sum(gen)...: the C code would resume a frame that
             # existed before the section, which cannot be rolled back.
             _inevitable(tx, "resuming a generator or coroutine from outside the section")
             return _call_direct(tx, original, args, kwargs)
-        else:
+        elif kind is not tuple:
             owner = _bound_container(arg)
             if owner is not None and id(owner) not in tx.private:
                 replacement = getattr(tx.read_shadow(owner), arg.__name__)
+        if deep and (container or kind is tuple) and not _record_nested(tx, replacement):
+            _inevitable(tx, f"deep read by {policy.qualified_name(f)}")
+            return _call_direct(tx, original, args, kwargs)
         if replacement is not arg:
-            where[key] = replacement
-            changed = True
-    final_args = tuple(call_args) if changed else args
-    final_kwargs = call_kwargs if changed else kwargs
+            replaced[key] = replacement
+    final_args, final_kwargs = args, kwargs
+    if replaced:
+        final_args = tuple(replaced.get(index, arg) for index, arg in enumerate(args))
+        final_kwargs = {name: replaced.get(name, arg) for name, arg in kwargs.items()}
     if not watched:
         return f(*final_args, **final_kwargs)
     result = _read_window(tx, watched, f, final_args, final_kwargs)
@@ -703,13 +697,11 @@ def _call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
     return result
 
 
-def _arguments(args: list, kwargs: dict) -> Any:
-    """(container, key, value) for every positional and keyword argument."""
-    for index, arg in enumerate(args):
-        yield args, index, arg
+def _arguments(args: tuple, kwargs: dict) -> Any:
+    """(index or keyword, value) for every positional and keyword argument."""
+    yield from enumerate(args)
     if kwargs:
-        for name, arg in kwargs.items():
-            yield kwargs, name, arg
+        yield from kwargs.items()
 
 
 def _read_window(tx: Transaction, watched: list[int], f: Any, args: tuple, kwargs: dict) -> Any:
@@ -799,9 +791,8 @@ def _direct_container_call(target: Any, f: Any, args: tuple, kwargs: dict,
 
         def mutate() -> Any:
             result = f(*args, **kwargs)
-            # Keys the call added are bumped too: direct_write releases
-            # (and so versions) every stripe in this very set.
-            stripes.update(stripe_of_key(id(target), key) for key in target if key not in before)
+            # Keys the call added are held (and later versioned) too.
+            hold({stripe_of_key(id(target), key) for key in target if key not in before})
             return result
         return direct_write(stripes, mutate)
     return direct_write(stripes, f, *args, **kwargs) if not kwargs else direct_write(

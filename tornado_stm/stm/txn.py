@@ -214,9 +214,7 @@ class Transaction:
 
     def versioned(self, stripe: int, op: Any, *args: Any) -> Any:
         """``op(*args)``, a read of the locations of ``stripe``, consistent with the snapshot."""
-        self.read_count += 1
-        if not self.read_count % VALIDATE_EVERY:
-            self.check()
+        self.tick()
         if faults.ENABLED:
             faults.strike(self, "read")
         while True:
@@ -262,30 +260,21 @@ class Transaction:
             return self.read_type_attr(type(obj), name)
         return self.versioned(stripe_of_key(id(obj), name), getattr, obj, name)
 
-    def read_class_chain(self, klass: type, name: str, owner: Optional[type] = None) -> None:
-        """Record a read of ``name`` in every class of ``klass.__mro__`` up to ``owner``.
-
-        ``Sub.x`` found in ``Base`` depends on ``Base.x`` and on ``Sub``
-        not defining ``x``: a write to either must conflict with the read.
-        """
-        for base in klass.__mro__:
-            self.versioned(stripe_of_key(id(base), name), _noop)
-            if base is owner:
-                return
-
     def read_type_attr(self, klass: type, name: str) -> Any:
-        """``klass.name`` for a class object, versioned along its MRO (and this section's writes)."""
-        owner: Optional[type] = None
+        """``klass.name`` for a class object, versioned along its MRO (and this section's writes).
+
+        ``Sub.x`` found in ``Base`` depends on ``Base.x`` and on ``Sub`` not
+        defining ``x``: a write to either must conflict with the read, so
+        every class of the MRO up to the one that answers is recorded.
+        """
         for base in klass.__mro__:
             record = self.attrs.get(id(base))
             if record is not None and name in record[1] and record[1][name] is not DELETED:
-                self.read_class_chain(klass, name, base)
-                return record[1][name]
+                return record[1][name]          # this section's own write
             if name in base.__dict__:
-                owner = base
-                break
-        self.read_class_chain(klass, name, owner)
-        return self.versioned(stripe_of_key(id(owner or klass), name), getattr, klass, name)
+                return self.versioned(stripe_of_key(id(base), name), getattr, klass, name)
+            self.versioned(stripe_of_key(id(base), name), _noop)
+        return getattr(klass, name)             # the metaclass's, or the AttributeError
 
     def has_attr_logged(self, obj: Any, name: str) -> bool:
         record = self.attrs.get(id(obj))
@@ -347,7 +336,7 @@ class Transaction:
         self.versioned(stripe_of_object(id(obj)), _noop)
 
     def tick(self) -> None:
-        """A loop's back edge: count it as a read, so a long loop re-validates."""
+        """Count one read (or a loop's back edge): every VALIDATE_EVERY, re-validate."""
         self.read_count += 1
         if not self.read_count % VALIDATE_EVERY:
             self.check()
@@ -677,6 +666,12 @@ def release_held() -> None:
 WORLD_LOCK.before_release(release_held)
 
 
+def hold(stripes: "set[int] | tuple[int, ...]") -> None:
+    """Lock stripes about to be written in place, until ``release_held`` (caller holds W)."""
+    lock_stripes(stripes)
+    _held.update(stripes)
+
+
 def direct_write(stripes: "set[int] | tuple[int, ...]", op: Any, *args: Any) -> Any:
     """Run ``op(*args)``, a write in place, outside optimistic mode.
 
@@ -690,8 +685,7 @@ def direct_write(stripes: "set[int] | tuple[int, ...]", op: Any, *args: Any) -> 
     if own:
         WORLD_LOCK.acquire()
     try:
-        lock_stripes(stripes)
-        _held.update(stripes)
+        hold(stripes)
         return op(*args)
     finally:
         if own:

@@ -91,3 +91,18 @@ def reset():
     ORDER.update((k, k) for k in "abcd")
     GATE["v"] = 0
     Base.x = 0
+
+
+def note_whether_k_is_there_across_a_pause():
+    seen = "k" in PAIR
+    helpers.pause()
+    GATE["v"] = seen
+
+
+def add_k_inevitably():
+    stm.become_inevitable("test")
+    PAIR.update({"k": 1})
+
+
+def drop_k():
+    PAIR.pop("k", None)
