@@ -97,14 +97,20 @@ def _report(kind: str, failures: list[tuple[Program, Outcome]]) -> str:
                if len(blocks) > SHOWN else ""))
 
 
+def _serial_failures(family: str, workdir: Path, instrumented: bool) -> list:
+    """(program, outcome) for the programs of ``family`` that break an invariant run serially."""
+    failures = []
+    for program in _programs(family):
+        outcome = run_serial(program, load(program, workdir, instrumented=instrumented))
+        if outcome.broken:
+            failures.append((program, outcome))
+    return failures
+
+
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_generated_programs_are_serially_sound(family: str, workdir: Path) -> None:
     """The reference: one call after another, no STM, breaks no invariant."""
-    failures = []
-    for program in _programs(family):
-        outcome = run_serial(program, load(program, workdir, instrumented=False))
-        if outcome.broken:
-            failures.append((program, outcome))
+    failures = _serial_failures(family, workdir, instrumented=False)
     assert not failures, _report("break an invariant even when run serially (generator bug)",
                                  failures)
 
@@ -112,11 +118,7 @@ def test_generated_programs_are_serially_sound(family: str, workdir: Path) -> No
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_stm_sections_one_at_a_time(family: str, workdir: Path) -> None:
     """Instrumented, the calls made one after another: each section alone must act as plain Python."""
-    failures = []
-    for program in _programs(family):
-        outcome = run_serial(program, load(program, workdir, instrumented=True))
-        if outcome.broken:
-            failures.append((program, outcome))
+    failures = _serial_failures(family, workdir, instrumented=True)
     assert not failures, _report("break an invariant under the STM even with one thread", failures)
 
 

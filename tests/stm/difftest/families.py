@@ -39,6 +39,11 @@ def _def(name: str, *lines: str, args: str = "i") -> str:
     return f"def {name}({args}):\n" + _block(*lines) + "\n"
 
 
+def _check(*lines: str) -> str:
+    """The program's ``check(calls)``: ``lines`` append to ``problems``, which it returns."""
+    return _def("check", "problems = []", *lines, "return problems", args="calls")
+
+
 # -- bank: conservation of a total ---------------------------------------------
 
 _DICT_KINDS = ("dict", "stmdict", "stmiddict", "defaultdict", "Counter", "OrderedDict")
@@ -129,9 +134,8 @@ def bank(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
         final = "total = sum(ACC)"
     else:
         final = "total = sum(ACC[k] for k in KEYS)"
-    check = _def("check", "problems = []", final,
-                 "if total != TOTAL:\n    problems.append('final total %r != %r' % (total, TOTAL))",
-                 "return problems", args="calls")
+    check = _check(final,
+                   "if total != TOTAL:\n    problems.append('final total %r != %r' % (total, TOTAL))")
     body_src = "\n".join(state) + "\n\n\n" + transfer + "\n\n" + audit_fn + "\n\n" + check
     variant = f"kind={kind} write={write} audit={audit} spin={spin}"
     return variant, body_src, ["op_transfer", "op_transfer", "op_audit"], False, True
@@ -184,12 +188,11 @@ def buffer(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
                 f"if n > CAP:\n    _torn('buffer holds %d > CAP items' % n)",
                 f"if {produced} - {consumed} != len(BUF):\n"
                 f"    _torn('produced - consumed != len(BUF)')")
-    check = _def("check", "problems = []",
-                 "if len(BUF) > CAP:\n    problems.append('final buffer holds %d > CAP' % len(BUF))",
-                 f"if {produced} - {consumed} != len(BUF):\n"
-                 f"    problems.append('produced %d - consumed %d != len %d' % "
-                 f"({produced}, {consumed}, len(BUF)))",
-                 "return problems", args="calls")
+    check = _check(
+                   "if len(BUF) > CAP:\n    problems.append('final buffer holds %d > CAP' % len(BUF))",
+                   f"if {produced} - {consumed} != len(BUF):\n"
+                   f"    problems.append('produced %d - consumed %d != len %d' % "
+                   f"({produced}, {consumed}, len(BUF)))")
     body = (f"CAP = {cap}\nBUF = {ctor}\n{state_c}\n\n\n" + produce + "\n\n" + consume + "\n\n"
             + peek + "\n\n" + check)
     variant = f"kind={kind} take={take!r} guard={guard} cap={cap} counters={counters} spin={spin}"
@@ -227,9 +230,8 @@ def mirror(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
     op_add = _def("op_add", add[0], f"_spin({spin})", add[1], own_check)
     op_remove = _def("op_remove", f"{rm_guard}\n" + _block(remove[0], f"_spin({spin})", remove[1]))
     op_compare = _def("op_compare", f"if not ({form}):\n    _torn('saw not ({form})')")
-    check = _def("check", "problems = []",
-                 "if A != B:\n    problems.append('final A != B: %r %r' % (A, B))",
-                 "return problems", args="calls")
+    check = _check(
+                   "if A != B:\n    problems.append('final A != B: %r %r' % (A, B))")
     body = f"A = {ctor}\nB = {ctor}\n\n\n" + op_add + "\n\n" + op_remove + "\n\n" + op_compare \
         + "\n\n" + check
     variant = f"kind={kind} form={form!r} own_check={own} spin={spin}"
@@ -262,10 +264,9 @@ def pair(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
     op_move = _def("op_move", read, "d = 1 + i % 5", f"_spin({spin})", write, "MOVED[0] += d", own)
     op_view = _def("op_view", view,
                    "if a + b != TOTAL:\n    _torn('pair sums to %r' % (a + b,))")
-    check = _def("check", "problems = []",
-                 "if len(PAIR) != 2 or sum(PAIR) != TOTAL or PAIR[0] != 100 - MOVED[0]:\n"
-                 "    problems.append('final PAIR %r, moved %r' % (PAIR, MOVED[0]))",
-                 "return problems", args="calls")
+    check = _check(
+                   "if len(PAIR) != 2 or sum(PAIR) != TOTAL or PAIR[0] != 100 - MOVED[0]:\n"
+                   "    problems.append('final PAIR %r, moved %r' % (PAIR, MOVED[0]))")
     body = "TOTAL = 200\nPAIR = [100, 100]\nTMP = [0, 0]\nMOVED = [0]\n\n\n" + op_move + "\n\n" + op_view \
         + "\n\n" + check
     variant = f"read={read!r} write={write!r} view={view!r} own={own.splitlines()[0] if own else ''!r}"
@@ -314,9 +315,9 @@ def lazy(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
     mv = list(transfer)
     mv.insert(2 if kind == "list" else 4, f"_spin({spin})")
     op_move = _def("op_move", *pick, *mv)
-    check = _def("check", "problems = []", f"total = {final}",
-                 "if total != TOTAL:\n    problems.append('final total %r' % (total,))",
-                 extra, "return problems", args="calls")
+    check = _check(f"total = {final}",
+                   "if total != TOTAL:\n    problems.append('final total %r' % (total,))",
+                   extra)
     body = state + "\n\n\n" + op_view + "\n\n" + op_move + "\n\n" + check
     variant = f"kind={kind} lazy={lazy_form} own_write_before_consume={own} spin={spin}"
     return variant, body, ["op_view", "op_move", "op_move"], False, True
@@ -345,13 +346,12 @@ def ordereddict(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
                    "keys = [*OD]",
                    "if len(set(keys)) != len(keys) or len(keys) != len(OD):\n"
                    "    _torn('OD keys %r' % (keys,))")
-    check = _def("check", "problems = []",
-                 "if len(OD) != META['n'] or len(OD) > CAP:\n"
-                 "    problems.append('len(OD)=%d META=%r' % (len(OD), META))",
-                 "if sum(OD.values()) + META['evicted'] != calls.get('op_touch', 0):\n"
-                 "    problems.append('touches lost: %d + %d != %d' % (sum(OD.values()), "
-                 "META['evicted'], calls.get('op_touch', 0)))",
-                 "return problems", args="calls")
+    check = _check(
+                   "if len(OD) != META['n'] or len(OD) > CAP:\n"
+                   "    problems.append('len(OD)=%d META=%r' % (len(OD), META))",
+                   "if sum(OD.values()) + META['evicted'] != calls.get('op_touch', 0):\n"
+                   "    problems.append('touches lost: %d + %d != %d' % (sum(OD.values()), "
+                   "META['evicted'], calls.get('op_touch', 0)))")
     body = (f"CAP = {cap}\nOD = OrderedDict()\nMETA = {{'n': 0, 'evicted': 0}}\n\n\n"
             + op_touch + "\n\n" + op_scan + "\n\n" + check)
     variant = f"cap={cap} space={space} evict={evict!r} hit={touch_hit!r} spin={spin}"
@@ -375,10 +375,9 @@ def counter(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
                                                            "META['n'] -= 1"))
     op_audit = _def("op_audit", f"total = {audit}",
                     "if total != META['n']:\n    _torn('Counter total %r != %r' % (total, META['n']))")
-    check = _def("check", "problems = []",
-                 "if sum(C.values()) != META['n']:\n"
-                 "    problems.append('final Counter total %r != %r' % (sum(C.values()), META['n']))",
-                 "return problems", args="calls")
+    check = _check(
+                   "if sum(C.values()) != META['n']:\n"
+                   "    problems.append('final Counter total %r != %r' % (sum(C.values()), META['n']))")
     body = "C = Counter()\nMETA = {'n': 0}\n\n\n" + op_add + "\n\n" + op_take + "\n\n" + op_audit \
         + "\n\n" + check
     variant = f"k={k} add={add!r} take={take!r} audit={audit!r} spin={spin}"
@@ -399,10 +398,9 @@ def deque_family(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
     op_rotate = _def("op_rotate", rot)
     op_audit = _def("op_audit", f"total = {audit}",
                     "if total != META['sum']:\n    _torn('deque sums to %r, META %r' % (total, META['sum']))")
-    check = _def("check", "problems = []",
-                 "if sum(DQ) != META['sum']:\n"
-                 "    problems.append('final deque sum %r != %r' % (sum(DQ), META['sum']))",
-                 "return problems", args="calls")
+    check = _check(
+                   "if sum(DQ) != META['sum']:\n"
+                   "    problems.append('final deque sum %r != %r' % (sum(DQ), META['sum']))")
     body = "DQ = deque([1, 2, 3])\nMETA = {'sum': 6}\n\n\n" + op_push + "\n\n" + op_pop + "\n\n" \
         + op_rotate + "\n\n" + op_audit + "\n\n" + check
     variant = f"push={push!r} pop={pop!r} guard={guard!r} rotate={rot!r} audit={audit!r} spin={spin}"
@@ -422,11 +420,10 @@ def defaultdict_family(rng: random.Random) -> tuple[str, str, list[str], bool, b
     op_inc = _def("op_inc", f"k = i % {keys}", inc, f"_spin({spin})", "META['n'] += 1")
     op_audit = _def("op_audit", f"total = {size}",
                     "if total != META['n']:\n    _torn('defaultdict holds %r, META %r' % (total, META['n']))")
-    check = _def("check", "problems = []", f"total = {size}",
-                 "if total != META['n'] or META['n'] != calls.get('op_inc', 0):\n"
-                 "    problems.append('defaultdict holds %r, META %r, calls %r' % "
-                 "(total, META['n'], calls.get('op_inc', 0)))",
-                 "return problems", args="calls")
+    check = _check(f"total = {size}",
+                   "if total != META['n'] or META['n'] != calls.get('op_inc', 0):\n"
+                   "    problems.append('defaultdict holds %r, META %r, calls %r' % "
+                   "(total, META['n'], calls.get('op_inc', 0)))")
     body = f"DD = defaultdict({kind})\nMETA = {{'n': 0}}\n\n\n" + op_inc + "\n\n" + op_audit \
         + "\n\n" + check
     variant = f"kind={kind} inc={inc!r} keys={keys} spin={spin}"
@@ -456,11 +453,10 @@ def objects(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
     op_read = _def("op_read", f"span = {read}",
                    "if span != WIDTH:\n    _torn('Gauge span %r' % (span,))",
                    "if G._lo != G.moves:\n    _torn('lo %r != moves %r' % (G._lo, G.moves))")
-    check = _def("check", "problems = []",
-                 "if G.span != WIDTH or G._lo != calls.get('op_shift', 0) or G.moves != G._lo:\n"
-                 "    problems.append('final lo=%r hi=%r moves=%r shifts=%r' % "
-                 "(G._lo, G._hi, G.moves, calls.get('op_shift', 0)))",
-                 "return problems", args="calls")
+    check = _check(
+                   "if G.span != WIDTH or G._lo != calls.get('op_shift', 0) or G.moves != G._lo:\n"
+                   "    problems.append('final lo=%r hi=%r moves=%r shifts=%r' % "
+                   "(G._lo, G._hi, G.moves, calls.get('op_shift', 0)))")
     body = "WIDTH = 10\n\n\n" + cls + "\n\nG = Gauge()\n\n\n" + op_shift + "\n\n" + op_read \
         + "\n\n" + check
     variant = f"slots={slots} via={via} read={read!r} spin={spin}"
@@ -478,13 +474,12 @@ def classattr(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
                    "t = obj.total",
                    "if t != 2 * h:\n    _torn('%s: total %r != 2 * hits %r' % "
                    f"({reader!r}, t, h))")
-    check = _def("check", "problems = []",
-                 "if Base.hits != calls.get('op_bump', 0) or Base.total != 2 * Base.hits:\n"
-                 "    problems.append('final Base.hits=%r total=%r bumps=%r' % "
-                 "(Base.hits, Base.total, calls.get('op_bump', 0)))",
-                 "if 'hits' in vars(Sub) or 'hits' in vars(Other):\n"
-                 "    problems.append('a subclass got its own hits')",
-                 "return problems", args="calls")
+    check = _check(
+                   "if Base.hits != calls.get('op_bump', 0) or Base.total != 2 * Base.hits:\n"
+                   "    problems.append('final Base.hits=%r total=%r bumps=%r' % "
+                   "(Base.hits, Base.total, calls.get('op_bump', 0)))",
+                   "if 'hits' in vars(Sub) or 'hits' in vars(Other):\n"
+                   "    problems.append('a subclass got its own hits')")
     body = ("class Base:\n    hits = 0\n    total = 0\n\n\nclass Sub(Base):\n    pass\n\n\n"
             "class Other(Sub):\n    pass\n\n\n" + op_bump + "\n\n" + op_read + "\n\n" + check)
     variant = f"read={read_cls} write={write_cls} reader={reader} spin={spin}"
@@ -510,13 +505,12 @@ def globals_family(rng: random.Random) -> tuple[str, str, list[str], bool, bool]
     op_read = _def("op_read", "if A + B != TOTAL:\n    _torn('A + B = %r' % (A + B,))",
                    "if len(L) != len(S):\n    _torn('len(L) %d != len(S) %d' % (len(L), len(S)))",
                    "if sorted(L) != sorted(S):\n    _torn('L and S differ')")
-    check = _def("check", "problems = []",
-                 "if COUNT != calls.get('op_inc', 0):\n"
-                 "    problems.append('COUNT %r != %r increments' % (COUNT, calls.get('op_inc', 0)))",
-                 "if A + B != TOTAL:\n    problems.append('final A + B = %r' % (A + B,))",
-                 "if sorted(L) != sorted(S) or len(set(L)) != len(L):\n"
-                 "    problems.append('final L %r vs S %r' % (L, S))",
-                 "return problems", args="calls")
+    check = _check(
+                   "if COUNT != calls.get('op_inc', 0):\n"
+                   "    problems.append('COUNT %r != %r increments' % (COUNT, calls.get('op_inc', 0)))",
+                   "if A + B != TOTAL:\n    problems.append('final A + B = %r' % (A + B,))",
+                   "if sorted(L) != sorted(S) or len(set(L)) != len(L):\n"
+                   "    problems.append('final L %r vs S %r' % (L, S))")
     init_l = "[]" if seq == "list" else "()"
     body = (f"COUNT = 0\nTOTAL = 200\nA = 100\nB = 100\nL = {init_l}\nS = frozenset()\n\n\n"
             + op_inc + "\n\n" + op_move + "\n\n" + op_add + "\n\n" + op_drop + "\n\n" + op_read
@@ -538,11 +532,10 @@ def closures(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
     op_bump = _def("op_bump", "BUMP()")
     op_read = _def("op_read", "h, lo, hi = PEEK()",
                    "if hi - lo != WIDTH or lo != h:\n    _torn('closure state %r' % ((h, lo, hi),))")
-    check = _def("check", "problems = []", "h, lo, hi = PEEK()",
-                 "if h != calls.get('op_bump', 0) or hi - lo != WIDTH or lo != h:\n"
-                 "    problems.append('final closure state %r, bumps %r' % ((h, lo, hi), "
-                 "calls.get('op_bump', 0)))",
-                 "return problems", args="calls")
+    check = _check("h, lo, hi = PEEK()",
+                   "if h != calls.get('op_bump', 0) or hi - lo != WIDTH or lo != h:\n"
+                   "    problems.append('final closure state %r, bumps %r' % ((h, lo, hi), "
+                   "calls.get('op_bump', 0)))")
     body = (f"WIDTH = 10\nSPIN = {spin}\n\n\n" + factory + "\n\nBUMP, PEEK = _make()\n\n\n" + op_bump
             + "\n\n" + op_read + "\n\n" + check)
     variant = f"bump={bump.splitlines()[0]!r} spin={spin}"
@@ -576,17 +569,16 @@ def exceptions(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
         raises = True
     op_read = _def("op_read", "total = sum(ACC)",
                    "if total != TOTAL:\n    _torn('sum(ACC) = %r' % (total,))")
-    check = _def("check", "problems = []", "n = calls.get('op_work', 0)",
-                 "if sum(ACC) != TOTAL:\n    problems.append('final sum(ACC) %r' % (sum(ACC),))",
-                 "if LEDGER['attempts'] != n:\n"
-                 "    problems.append('attempts %r != calls %r: writes before an exception were "
-                 "lost' % (LEDGER['attempts'], n))",
-                 "if LEDGER['done'] + LEDGER['caught'] + calls.get('_planned', 0) != n:\n"
-                 "    problems.append('done %r + caught %r + raised %r != %r' % (LEDGER['done'], "
-                 "LEDGER['caught'], calls.get('_planned', 0), n))",
-                 f"if {where == 'finally'} and LEDGER['closed'] != n:\n"
-                 "    problems.append('finally ran %r times, %r calls' % (LEDGER['closed'], n))",
-                 "return problems", args="calls")
+    check = _check("n = calls.get('op_work', 0)",
+                   "if sum(ACC) != TOTAL:\n    problems.append('final sum(ACC) %r' % (sum(ACC),))",
+                   "if LEDGER['attempts'] != n:\n"
+                   "    problems.append('attempts %r != calls %r: writes before an exception were "
+                   "lost' % (LEDGER['attempts'], n))",
+                   "if LEDGER['done'] + LEDGER['caught'] + calls.get('_planned', 0) != n:\n"
+                   "    problems.append('done %r + caught %r + raised %r != %r' % (LEDGER['done'], "
+                   "LEDGER['caught'], calls.get('_planned', 0), n))",
+                   f"if {where == 'finally'} and LEDGER['closed'] != n:\n"
+                   "    problems.append('finally ran %r times, %r calls' % (LEDGER['closed'], n))")
     body = ("N = 4\nTOTAL = 400\nACC = [100] * N\n"
             "LEDGER = {'attempts': 0, 'done': 0, 'caught': 0, 'closed': 0}\n\n\n"
             + work + "\n\n" + op_read + "\n\n" + check)
@@ -622,13 +614,12 @@ def inevitable(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
                    "LOG.append(i)",
                    "if ACC[a] != x - amt:\n    _torn('own write lost after becoming inevitable')")
     op_audit = _def("op_audit", audit, "if total != TOTAL:\n    _torn('audit saw %r' % (total,))")
-    check = _def("check", "problems = []",
-                 "total = sum(ACC.values() if isinstance(ACC, dict) else ACC)",
-                 "if total != TOTAL:\n    problems.append('final total %r' % (total,))",
-                 "if len(LOG) != calls.get('op_work', 0):\n"
-                 "    problems.append('LOG has %d entries for %d calls' % (len(LOG), "
-                 "calls.get('op_work', 0)))",
-                 "return problems", args="calls")
+    check = _check(
+                   "total = sum(ACC.values() if isinstance(ACC, dict) else ACC)",
+                   "if total != TOTAL:\n    problems.append('final total %r' % (total,))",
+                   "if len(LOG) != calls.get('op_work', 0):\n"
+                   "    problems.append('LOG has %d entries for %d calls' % (len(LOG), "
+                   "calls.get('op_work', 0)))")
     body = state + "\n\n\n" + op_work + "\n\n" + op_audit + "\n\n" + check
     return f"kind={kind} effect={effect!r} spin={spin}", body, \
         ["op_work", "op_audit", "op_audit"], False, True
@@ -663,17 +654,16 @@ def calls(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
     op_set = _def("op_set", glob_set + "\n".join(lines_s))
     op_read = _def("op_read", "if SRC or OTHER or T:\n    _torn('a staging container is not empty')",
                    "if len(set(DST)) != len(DST):\n    _torn('DST holds a duplicate')")
-    check = _def("check", "problems = []",
-                 "if SRC or OTHER or T:\n    problems.append('staging not empty: %r %r %r' % "
-                 "(SRC, OTHER, T))",
-                 "if sorted(DST) != sorted(set(DST)) or len(DST) != calls.get('op_list', 0):\n"
-                 "    problems.append('DST has %d items for %d calls' % (len(DST), "
-                 "calls.get('op_list', 0)))",
-                 "if len(D) != calls.get('op_dict', 0):\n"
-                 "    problems.append('D has %d keys for %d calls' % (len(D), calls.get('op_dict', 0)))",
-                 "if len(S) != calls.get('op_set', 0):\n"
-                 "    problems.append('S has %d items for %d calls' % (len(S), calls.get('op_set', 0)))",
-                 "return problems", args="calls")
+    check = _check(
+                   "if SRC or OTHER or T:\n    problems.append('staging not empty: %r %r %r' % "
+                   "(SRC, OTHER, T))",
+                   "if sorted(DST) != sorted(set(DST)) or len(DST) != calls.get('op_list', 0):\n"
+                   "    problems.append('DST has %d items for %d calls' % (len(DST), "
+                   "calls.get('op_list', 0)))",
+                   "if len(D) != calls.get('op_dict', 0):\n"
+                   "    problems.append('D has %d keys for %d calls' % (len(D), calls.get('op_dict', 0)))",
+                   "if len(S) != calls.get('op_set', 0):\n"
+                   "    problems.append('S has %d items for %d calls' % (len(S), calls.get('op_set', 0)))")
     body = ("SRC = []\nDST = []\nOTHER = {}\nD = {}\nT = set()\nS = set()\n\n\n" + op_list + "\n\n"
             + op_dict + "\n\n" + op_set + "\n\n" + op_read + "\n\n" + check)
     variant = f"list={mv_list!r} dict={mv_dict!r} set={mv_set!r} spin={spin}"
