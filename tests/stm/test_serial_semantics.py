@@ -104,3 +104,26 @@ def test_a_key_added_in_place_by_an_inevitable_call_conflicts_with_its_membershi
     assert app.GATE["v"] is True         # the stale "not there" was not committed
     assert stm.stats()["aborts"] >= 1
     app.drop_k()
+
+
+@pytest.mark.freethreaded
+def test_reading_a_shared_ordereddict_whole_never_races_a_commit() -> None:
+    """On 3.13t an OrderedDict iterated during a concurrent clear() crashes the
+    interpreter: such a section reruns inevitably (in a subprocess, so a crash
+    is a failure, not a lost test run)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    code = (
+        "from tests.stm.conftest import instrumented\n"
+        "from tests.stm.helpers import run_threads\n"
+        "from tornado_stm import stm\n"
+        "app = instrumented('serial')\n"
+        "run_threads(4, lambda i: [app.scan_or_reorder(i + 4 * n) for n in range(3000)])\n"
+        "causes = stm.stats()['inevitable_by_cause']\n"
+        "print(sorted(app.ORDER) == list('abcd'), any('OrderedDict' in c for c in causes))\n")
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True,
+                          text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True", "True"]

@@ -654,7 +654,10 @@ def _call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
         deep = f in DEEP_READERS
     except TypeError:                             # an unhashable callable
         deep = False
-    watched: list[int] = [stripe_of_object(id(also))] if also is not None else []
+    watched: list[int] = []
+    if also is not None:
+        tx.whole_read_allowed(also)
+        watched.append(stripe_of_object(id(also)))
     replaced: dict = {}                 # argument index or keyword -> what the call gets
     for key, arg in _arguments(args, kwargs):
         kind = type(arg)
@@ -667,6 +670,7 @@ def _call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
                 # (a deep reader scans it before the call: a consistent copy)
                 replacement = tx.read_shadow(arg)
             else:
+                tx.whole_read_allowed(arg)
                 watched.append(stripe_of_object(id(arg)))
         elif isinstance(arg, _FRAMES):
             # list(gen), sum(gen)...: the C code would resume a frame that

@@ -12,8 +12,10 @@
    as the thread's current transaction. Instrumented code reaches it
    through the barriers.
 3. :class:`~tornado_stm.stm.txn.AbortSection` means "retry": the redo log
-   is dropped and the call starts again. After ``MAX_ABORTS`` aborts the
-   next attempt is inevitable from its start, so it cannot abort again.
+   is dropped and the call starts again. After ``MAX_ABORTS`` aborts, or
+   an abort that says the section cannot run optimistically
+   (``AbortSection.inevitable``), the next attempt is inevitable from its
+   start, so it cannot abort again.
 4. Any other exception first checks the snapshot: if something the call
    read has changed, the exception may come from an inconsistent view and
    is treated as an abort. Otherwise the section *commits* the writes it
@@ -85,7 +87,10 @@ def run_section(fn: Callable[..., Any], args: tuple = (), kwargs: dict | None = 
             _local.tx = None
             aborts += 1
             token = _after_abort(tx, abort)
-            _back_off(aborts)
+            if abort.inevitable:
+                inevitable = abort.cause          # it cannot run optimistically
+            else:
+                _back_off(aborts)
             continue
         except BaseException as exc:
             _local.tx = None
@@ -96,6 +101,10 @@ def run_section(fn: Callable[..., Any], args: tuple = (), kwargs: dict | None = 
                 tx.commit()
             except AbortSection as abort:
                 aborts += 1
+                if abort.inevitable:
+                    token = _after_abort(tx, abort)
+                    inevitable = abort.cause
+                    continue
                 cause = f"inconsistent read raised {type(exc).__name__}"
                 token = _after_abort(tx, AbortSection(cause, abort.marker))
                 _back_off(aborts)

@@ -57,6 +57,7 @@ shadow that was never written is not published.
 from __future__ import annotations
 
 import copy
+import sys
 import threading
 import time
 from collections import OrderedDict, deque
@@ -85,6 +86,13 @@ DELETED = object()
 #: OrderedDict, Counter and defaultdict are dicts).
 CONTAINER_TYPES = (list, dict, set, deque)
 
+#: Containers that a thread must not read as a whole (iterate, copy) while
+#: another changes them: on free-threaded CPython 3.13 an OrderedDict
+#: iterated during a concurrent clear() crashes the interpreter (list,
+#: dict, set and deque lock themselves). Their per-key reads are safe.
+UNSAFE_WHOLE_READS: tuple = ((OrderedDict,) if hasattr(sys, "_is_gil_enabled")
+                             and not sys._is_gil_enabled() else ())
+
 
 class AbortSection(BaseException):
     """Unwinds an atomic section so it can be retried.
@@ -93,10 +101,12 @@ class AbortSection(BaseException):
     ``Exception`` does not swallow it.
     """
 
-    def __init__(self, cause: str, marker: bytes = b"") -> None:
+    def __init__(self, cause: str, marker: bytes = b"", inevitable: bool = False) -> None:
         super().__init__(cause)
         self.cause = cause
         self.marker = marker
+        #: Run the next attempt inevitably from its start (``cause`` says why).
+        self.inevitable = inevitable
 
 
 class _Local(threading.local):
@@ -197,6 +207,19 @@ class Transaction:
         bad = self.validate()
         if bad is not None:
             self.abort("write-read conflict", bad)
+
+    def whole_read_allowed(self, obj: Any) -> None:
+        """Before reading a shared container as a whole without W: rerun inevitably if unsafe.
+
+        An optimistic section may read a container while a commit changes
+        it (validation catches that); for ``UNSAFE_WHOLE_READS`` types that
+        read itself may crash, so the section runs again from its start as
+        an inevitable one, holding W: slow, but right.
+        """
+        if UNSAFE_WHOLE_READS and isinstance(obj, UNSAFE_WHOLE_READS) and not self.inevitable:
+            self.doomed = AbortSection(
+                f"reading a shared {type(obj).__name__} as a whole", inevitable=True)
+            raise self.doomed
 
     def extend(self, stripe: int) -> None:
         """Called when ``stripe`` is newer than the snapshot: move the snapshot forward."""
@@ -307,6 +330,7 @@ class Transaction:
         """Give ``log`` its private copy (a read of the whole container)."""
         if log.shadow is None:
             real = log.real
+            self.whole_read_allowed(real)
             shadow = self.versioned(stripe_of_object(id(real)), _copy, real)
             if log.writes:
                 for key, value in log.writes.items():
@@ -333,6 +357,7 @@ class Transaction:
         change is caught; what is read in between may be torn, which the
         exception rule and the periodic validation make harmless.
         """
+        self.whole_read_allowed(obj)
         self.versioned(stripe_of_object(id(obj)), _noop)
 
     def tick(self) -> None:
@@ -357,6 +382,7 @@ class Transaction:
         log = self.containers.get(id(obj))
         if log is not None:
             return op(self.materialize(log), *args)
+        self.whole_read_allowed(obj)
         return self.versioned(stripe_of_object(id(obj)), op, obj, *args)
 
     def read_dict_item(self, d: dict, key: Any) -> Any:

@@ -106,3 +106,11 @@ def add_k_inevitably():
 
 def drop_k():
     PAIR.pop("k", None)
+
+
+def scan_or_reorder(i):
+    if i % 2:
+        ORDER.move_to_end(list(ORDER)[0])
+    else:
+        keys = [*ORDER]
+        assert sorted(keys) == ["a", "b", "c", "d"], keys
