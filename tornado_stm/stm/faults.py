@@ -26,6 +26,8 @@ import threading
 import time
 from typing import Any
 
+#: The abort cause of an injected fault (followed by where it struck).
+CAUSE = "injected fault"
 #: True when ``$TORNADO_STM_FAULTS`` asks for faults.
 ENABLED = False
 ABORT_RATE = 0.0
@@ -78,7 +80,7 @@ def strike(tx: Any, where: str) -> None:
     if MAX_DELAY and rng.random() < 0.25:
         time.sleep(rng.uniform(0.0, MAX_DELAY))
     if ABORT_RATE and not tx.inevitable and rng.random() < ABORT_RATE:
-        tx.abort(f"injected fault at {where}")
+        tx.abort(f"{CAUSE} at {where}")
 
 
 configure(os.environ.get("TORNADO_STM_FAULTS", ""))

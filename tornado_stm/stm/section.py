@@ -41,6 +41,7 @@ import time
 from types import TracebackType
 from typing import Any, Callable, Iterator, Optional, TypeVar
 
+from tornado_stm.stm import faults
 from tornado_stm.stm import log as stmlog
 from tornado_stm.stm.registry import INSTRUMENTED_CODES
 from tornado_stm.stm.stats import for_current_thread
@@ -105,8 +106,10 @@ def run_section(fn: Callable[..., Any], args: tuple = (), kwargs: dict | None = 
                     token = _after_abort(tx, abort)
                     inevitable = abort.cause
                     continue
-                cause = f"inconsistent read raised {type(exc).__name__}"
-                token = _after_abort(tx, AbortSection(cause, abort.marker))
+                if not abort.cause.startswith(faults.CAUSE):   # an injected one keeps its name
+                    abort = AbortSection(f"inconsistent read raised {type(exc).__name__}",
+                                         abort.marker)
+                token = _after_abort(tx, abort)
                 _back_off(aborts)
                 continue
             _end(tx)
