@@ -15,7 +15,10 @@ one atomic section). Reported:
 2. primes up to 10000 by trial division (few shared accesses), the
    function of ``apps/primes.py``: plain and instrumented, 1 and 2 threads;
 3. A-star search over a shared 100x100 grid (a list of lists read by
-   every section): plain and instrumented, 1 and 2 threads.
+   every section): plain and instrumented, 1 and 2 threads;
+4. the A-star game's own search (``apps.astar_game.shortest_path``, what
+   ``make bench``'s A-star rows run per path request) across its default
+   96x64 map, corner to corner: plain and instrumented, 1 and 2 threads.
 
 Speed-ups are throughput with 2 threads over throughput with 1 thread of
 the same code; overheads are instrumented time over plain time, 1 thread.
@@ -33,6 +36,7 @@ import time
 from types import ModuleType
 from typing import Callable
 
+import apps.astar_game
 import apps.primes
 from tornado_stm import instrument, stm
 from tornado_stm.stm import fastpath
@@ -114,23 +118,41 @@ def astar(start, goal):
 '''
 
 
-def compile_twice(source: str, filename: str) -> tuple[ModuleType, ModuleType]:
-    """A module's source compiled plain, and compiled instrumented."""
-    plain = ModuleType("bench_plain")
+def compile_twice(source: str, filename: str, name: str) -> tuple[ModuleType, ModuleType]:
+    """A module's source compiled plain, and compiled instrumented.
+
+    Both are registered in ``sys.modules`` (as ``bench_plain_<name>`` and
+    ``bench_stm_<name>``), as dataclasses need their module there.
+    """
+    plain = ModuleType(f"bench_plain_{name}")
+    sys.modules[plain.__name__] = plain
     exec(compile(source, filename, "exec"), plain.__dict__)
-    instrumented = ModuleType("bench_stm")
+    instrumented = ModuleType(f"bench_stm_{name}")
+    sys.modules[instrumented.__name__] = instrumented
     instrument.prepare_namespace(instrumented.__dict__)
     exec(instrument.compile_instrumented(source, filename), instrumented.__dict__)
     return plain, instrumented
 
 
 def load_workloads() -> tuple[ModuleType, ModuleType]:
-    """The workloads plain and instrumented; primes come from the primes app itself."""
-    plain, instrumented = compile_twice(WORKLOAD_SOURCE, "<bench workload>")
-    primes_plain, primes_stm = compile_twice(inspect.getsource(apps.primes), apps.primes.__file__)
-    plain.primes_up_to = primes_plain.primes_up_to
-    instrumented.primes_up_to = primes_stm.primes_up_to
+    """The workloads plain and instrumented; primes come from the primes app itself,
+    ``shortest_path`` from the A-star game's."""
+    plain, instrumented = compile_twice(WORKLOAD_SOURCE, "<bench workload>", "workload")
+    for app, function in ((apps.primes, "primes_up_to"), (apps.astar_game, "shortest_path")):
+        app_plain, app_stm = compile_twice(inspect.getsource(app), app.__file__,
+                                           app.__name__.rsplit(".", 1)[-1])
+        setattr(plain, function, getattr(app_plain, function))
+        setattr(instrumented, function, getattr(app_stm, function))
     return plain, instrumented
+
+
+def game_map() -> tuple[list[list[int]], tuple[int, int], tuple[int, int]]:
+    """The A-star game's default map (``Game()``), its two far corners made free."""
+    grid = apps.astar_game.random_grid(96, 64, 0.2, 2014)
+    start, goal = (0, 0), (95, 63)
+    for x, y in (start, goal):
+        grid[y][x] = apps.astar_game.FREE
+    return grid, start, goal
 
 
 def best_of(repeats: int, run: Callable[[], None]) -> float:
@@ -252,14 +274,20 @@ def main(argv: list[str] | None = None) -> int:
     plain, stm_mod = load_workloads()
     barriers = barrier_costs(plain, stm_mod, n, repeats)
     goal = (99, 99)
+    grid, corner, far_corner = game_map()
     workloads = [
         scaling(f"primes up to {primes_n}", lambda: plain.primes_up_to(primes_n),
                 lambda: stm_mod.primes_up_to(primes_n), per_thread, repeats),
         scaling("A-star 100x100 shared grid", lambda: plain.astar((0, 0), goal),
                 lambda: stm_mod.astar((0, 0), goal), per_thread * 4, repeats),
+        scaling("A-star game 96x64 map (apps)",
+                lambda: plain.shortest_path(grid, corner, far_corner),
+                lambda: stm_mod.shortest_path(grid, corner, far_corner), per_thread * 16, repeats),
     ]
-    if plain.astar((0, 0), goal) != stm_mod.astar((0, 0), goal):
-        logger.error("the instrumented A-star disagrees with the plain one")
+    if plain.astar((0, 0), goal) != stm_mod.astar((0, 0), goal) \
+            or plain.shortest_path(grid, corner, far_corner) \
+            != stm_mod.shortest_path(grid, corner, far_corner):
+        logger.error("an instrumented A-star disagrees with the plain one")
         return 1
     backend = f"{fastpath.BACKEND} ({fastpath.REASON})" if fastpath.REASON else fastpath.BACKEND
     if args.json:

@@ -74,7 +74,12 @@ def test_an_endless_loop_on_a_torn_view_is_aborted_by_periodic_validation() -> N
     zombie = instrumented("zombie")
     holder = _stop_commit_resume(zombie.spin_until_consistent, (), zombie.add_name, ("bob",))
     assert holder["result"] == zombie.STATE["count"]
-    assert stm.stats()["aborts_by_cause"].get("write-read conflict", 0) >= 1
+    causes = stm.stats()["aborts_by_cause"]
+    if faults.ENABLED:
+        # An injected abort may strike the torn attempt first: it is retried all the same.
+        assert sum(causes.values()) >= 1, causes
+    else:
+        assert causes.get("write-read conflict", 0) >= 1, causes
 
 
 def test_a_retried_section_leaves_no_partial_effect() -> None:

@@ -22,14 +22,22 @@ import, before any section exists). In a function body:
   and ``or`` whose value is kept (``touch``); the operands of arithmetic
   and set operators, unpacked and starred values and ``**`` mappings
   (``view``); the operands of comparisons and the values of f-strings and
-  ``%`` formatting (``deep_view``). Operands that cannot be a shared
-  container (constants, results of operators, fresh locals) are left
-  plain. Every ``while`` loop calls ``tick`` once per iteration, so a
-  section caught in a loop by an inconsistent read re-validates;
+  ``%`` formatting (``deep_view``); an operator whose two operands both
+  need one is a single ``binary`` or ``compare`` call. Operands for which
+  the barrier would have nothing to do are left plain: what each local and
+  operand can hold (a number, a string, a tuple of them, never a shared
+  container...) comes from ``fresh.Kinds``, and an operand combined or
+  compared with a number is not read. Every ``while`` loop calls ``tick``
+  once per iteration, so a section caught in a loop by an inconsistent
+  read re-validates;
+* barriers a function calls inside its loops are bound to locals at its
+  start (``_stm_gi_l = _stm_gi``): a local is cheaper to load than a
+  global where ``LOAD_GLOBAL`` is not specialized (3.13t);
 * plain functions and lambdas get the section entry wrapper (innermost
   decorator): called from uninstrumented code they start an atomic
-  section. Generator and coroutine functions do not: their steps run in
-  whatever context drives them.
+  section. Generator and coroutine functions get the same decorator, which
+  for them makes each step resumed outside a section hold W
+  (``section.entry``).
 
 Locals are never barriered. Every new node carries the location of the
 node it replaces, so line numbers and tracebacks point at the user's
@@ -43,8 +51,9 @@ import ast
 import symtable
 from typing import Iterable, Optional
 
-from tornado_stm.instrument.fresh import (SCALAR_BUILTINS, LocalBindings, fresh_locals,
-                                         nested_names, scalar_locals)
+from tornado_stm.instrument.fresh import (DEEP, NUMBER, SCALAR, UNKNOWN, Kinds, LocalBindings,
+                                         constant_kind, fresh_locals, local_kinds,
+                                         module_constants, nested_names)
 
 #: Names injected into every instrumented module (name -> barrier attribute).
 RUNTIME_NAMES = {
@@ -54,7 +63,7 @@ RUNTIME_NAMES = {
     "_stm_call": "call", "_stm_iter": "iterate", "_stm_in": "contains",
     "_stm_aug": "augmented", "_stm_new": "new", "_stm_Box": "Box",
     "_stm_view": "view", "_stm_dview": "deep_view", "_stm_truth": "truth",
-    "_stm_touch": "touch", "_stm_tick": "tick",
+    "_stm_touch": "touch", "_stm_tick": "tick", "_stm_binop": "binary", "_stm_cmp": "compare",
 }
 #: The module's own globals dict, injected as this name.
 GLOBALS_NAME = "_stm_G"
@@ -67,12 +76,23 @@ _FRAME_BUILTINS = frozenset({"super", "locals", "globals", "vars", "dir", "eval"
 #: the module does not rebind the name, they are called without the barrier.
 _SCALAR_BUILTINS = frozenset({"abs", "divmod", "round", "chr", "ord", "isinstance",
                               "issubclass", "callable", "id", "range", "pow"})
+#: Operators by their index in barriers.BINARY_OPERATORS and COMPARE_OPERATORS.
+_BINARY_INDEX = {op: index for index, op in enumerate((
+    ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.LShift, ast.RShift,
+    ast.BitOr, ast.BitXor, ast.BitAnd, ast.MatMult))}
+_COMPARE_INDEX = {op: index for index, op in enumerate((
+    ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE))}
 _AUG_OPS = {
     ast.Add: "iadd", ast.Sub: "isub", ast.Mult: "imul", ast.Div: "itruediv",
     ast.FloorDiv: "ifloordiv", ast.Mod: "imod", ast.Pow: "ipow", ast.LShift: "ilshift",
     ast.RShift: "irshift", ast.BitOr: "ior", ast.BitXor: "ixor", ast.BitAnd: "iand",
     ast.MatMult: "imatmul",
 }
+
+
+#: Expressions that make a new object, private to the section that runs them.
+_MADE_HERE = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp,
+              ast.GeneratorExp)
 
 
 def _name(identifier: str) -> ast.Name:
@@ -85,13 +105,6 @@ def _call(function: str, *args: ast.expr) -> ast.Call:
 
 def _const(value: object) -> ast.Constant:
     return ast.Constant(value=value)
-
-
-def _is_number(node: ast.expr) -> bool:
-    """A literal number (negative ones included)."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        node = node.operand
-    return isinstance(node, ast.Constant) and type(node.value) in (int, float, complex)
 
 
 def _is_generator(node: ast.AST) -> bool:
@@ -119,8 +132,10 @@ class _Scope:
         self.parent = parent
         #: Locals that only hold objects this call created (see fresh.py): no barriers.
         self.fresh: set[str] = set()
-        #: Locals that never hold a shared container (see fresh.py): no value barriers.
-        self.scalars: set[str] = set()
+        #: What each local can hold (fresh.Kinds levels): which value barriers it needs.
+        self.kinds: dict[str, int] = {}
+        #: The module constants (fresh.module_constants) this scope reads.
+        self.constants: dict[str, object] = {}
 
 
 class Rewriter(ast.NodeTransformer):
@@ -132,6 +147,7 @@ class Rewriter(ast.NodeTransformer):
         top = symtable.symtable(source, filename, "exec")
         self.tables = self._function_tables(top)
         self.mutable_globals = self._globals_declared(tree)
+        self.constants = module_constants(tree, self.mutable_globals)
         self.module_names = {symbol.get_name() for symbol in top.get_symbols()
                              if symbol.is_assigned() or symbol.is_imported()
                              or symbol.is_namespace()}
@@ -238,10 +254,13 @@ class Rewriter(ast.NodeTransformer):
         table = self.tables.get((node.name, node.lineno))
         params = _params(node.args)
         scope, own_boxed = self._enter(params, plain, table)
-        bindings = LocalBindings(node, table, self.module_names)
+        bindings = LocalBindings(node, table, self.module_names, self.constants)
         if plain:
             scope.fresh = fresh_locals(bindings) - own_boxed
-        scope.scalars = scalar_locals(bindings, self.module_names) - own_boxed
+        scope.kinds = {name: kind for name, kind in
+                       local_kinds(bindings, self.module_names, plain).items()
+                       if name not in own_boxed}
+        scope.constants = bindings.constants
         saved, self.scope = self.scope, scope
         try:
             body = self._visit_body(node.body)
@@ -256,6 +275,7 @@ class Rewriter(ast.NodeTransformer):
             box = _call("_stm_Box", _name(name)) if name in params else _call("_stm_Box")
             prologue.append(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())],
                                        value=_call("_stm_new", tx_expr, box)))
+        prologue += _alias_barriers(body)
         first = node.body[0]
         for stmt in prologue:
             ast.copy_location(stmt, first)
@@ -263,9 +283,10 @@ class Rewriter(ast.NodeTransformer):
                      and isinstance(body[0].value, ast.Constant)
                      and isinstance(body[0].value.value, str) else [])
         node.body = docstring + prologue + body[len(docstring):]
-        if plain:
-            decorator = ast.copy_location(_name("_stm_entry"), node)
-            node.decorator_list.append(decorator)
+        # Innermost decorator: a section entry, or for a generator or
+        # coroutine function the wrapper that runs its steps under W.
+        decorator = ast.copy_location(_name("_stm_entry"), node)
+        node.decorator_list.append(decorator)
         return node
 
     def _visit_defaults(self, args: ast.arguments) -> ast.arguments:
@@ -382,13 +403,21 @@ class Rewriter(ast.NodeTransformer):
             # ==, <, chained comparisons: every operand not only compared by
             # identity is read as it is, nested containers included.
             # An operand compared only by identity, or only with numbers
-            # (x == 0, 0 <= i: a container compared with a number is unequal,
-            # or a TypeError, without its contents being read) stays plain.
+            # (x == 0, 0 <= i < len(row): a container compared with a number
+            # is unequal, or a TypeError, without its contents being read)
+            # stays plain.
             operands = [node.left, *node.comparators]
-            plain = [all(isinstance(node.ops[k], (ast.Is, ast.IsNot)) or _is_number(operands[j])
+            if len(operands) == 2 and type(node.ops[0]) in _COMPARE_INDEX \
+                    and max(self._kind(o) for o in operands) < DEEP:
+                # a == b, both read: one compare() call rather than two deep_view().
+                return ast.copy_location(_call(
+                    "_stm_cmp", self.tx(), _const(_COMPARE_INDEX[type(node.ops[0])]),
+                    self.visit(node.left), self.visit(node.comparators[0])), node)
+            numbers = [self._kind(o) == NUMBER for o in operands]
+            plain = [all(isinstance(node.ops[k], (ast.Is, ast.IsNot)) or numbers[j]
                          for k, j in ((i - 1, i - 1), (i, i + 1)) if 0 <= k < len(node.ops))
                      for i in range(len(operands))]
-            visited = [self.visit(o) if only else self._wrapped("_stm_dview", o)
+            visited = [self.visit(o) if only else self._deep(o)
                        for o, only in zip(operands, plain)]
             node.left, node.comparators = visited[0], visited[1:]
             return node
@@ -426,14 +455,12 @@ class Rewriter(ast.NodeTransformer):
         for gen in generators:
             targets.update(n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name))
         # The first iterable is evaluated in the enclosing scope.
-        if not self._fresh(generators[0].iter):
-            generators[0].iter = ast.copy_location(
-                _call("_stm_iter", self.tx(), self.visit(generators[0].iter)),
-                generators[0].iter)
+        generators[0].iter = self._iterable(generators[0].iter)
         lazy = isinstance(node, ast.GeneratorExp)
         scope = _Scope(targets, set(), {k: v for k, v in self.scope.boxed.items()
                                         if k not in targets},
                        self.scope.tx_is_local and not lazy, self.scope)
+        scope.constants = {k: v for k, v in self.scope.constants.items() if k not in targets}
         saved, self.scope = self.scope, scope
         try:
             for index, gen in enumerate(generators):
@@ -463,27 +490,37 @@ class Rewriter(ast.NodeTransformer):
 
     # -- values read without a barrier by plain Python --------------------------
 
-    def _cannot_be_shared(self, node: ast.expr) -> bool:
-        """True for an expression whose value is never a shared container."""
-        if isinstance(node, (ast.Constant, ast.JoinedStr, ast.Compare, ast.BinOp, ast.UnaryOp,
-                             ast.Lambda, ast.List, ast.Dict, ast.Set, ast.ListComp,
-                             ast.DictComp, ast.SetComp, ast.GeneratorExp)):
-            return True
-        if isinstance(node, ast.BoolOp):
-            return all(self._cannot_be_shared(v) for v in node.values)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
-                and node.func.id in SCALAR_BUILTINS and node.func.id not in self.module_names \
-                and self._resolve(node.func.id) == "plain":
-            return True
-        return self._fresh(node) or (isinstance(node, ast.Name) and self.scope is not None
-                                     and node.id in self.scope.scalars
-                                     and self._resolve(node.id) == "local")
+    def _name_kind(self, name: str) -> int:
+        """What a name can hold here (a level of fresh.Kinds)."""
+        resolved = self._resolve(name)
+        if resolved == "local":
+            walk = self.scope
+            while walk is not None and name not in walk.bound:
+                walk = walk.parent
+            return walk.kinds.get(name, UNKNOWN) if walk is not None else UNKNOWN
+        if resolved == "plain" and self.scope is not None and name in self.scope.constants:
+            return constant_kind(self.scope.constants[name])
+        return UNKNOWN
 
-    def _wrapped(self, barrier: str, node: ast.expr) -> ast.expr:
-        """``barrier(tx, node)`` with ``node`` visited, or just the visited node."""
-        if not self._in_function() or self._cannot_be_shared(node):
+    def _kind(self, node: ast.expr) -> int:
+        """What an operand can hold, evaluated where it stands (a level of fresh.Kinds)."""
+        if self._fresh(node):
+            return SCALAR
+        return Kinds(self._name_kind, self._is_builtin).of(node)
+
+    def _is_builtin(self, name: str) -> bool:
+        return name not in self.module_names and self._resolve(name) == "plain"
+
+    def _wrapped(self, barrier: str, node: ast.expr, needed_below: int = SCALAR) -> ast.expr:
+        """``barrier(tx, node)`` with ``node`` visited, or just the visited node when
+        the analysis shows ``node`` is at least ``needed_below`` (nothing to do)."""
+        if not self._in_function() or self._kind(node) >= needed_below:
             return self.visit(node)
         return ast.copy_location(_call(barrier, self.tx(), self.visit(node)), node)
+
+    def _deep(self, node: ast.expr) -> ast.expr:
+        """``node`` as a comparison or a format reads it: deep_view() unless DEEP."""
+        return self._wrapped("_stm_dview", node, DEEP)
 
     def _test(self, node: ast.expr) -> ast.expr:
         """A condition: only its truth matters."""
@@ -540,19 +577,29 @@ class Rewriter(ast.NodeTransformer):
         return node
 
     def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
-        formatting = isinstance(node.op, ast.Mod) and isinstance(node.left, (ast.Constant,
-                                                                            ast.JoinedStr))
-        # A container combined with a number (x + 1, n % 2) raises TypeError
-        # without reading its contents; only repetition (lst * 2) reads it.
+        # A container combined with a number (x + 1, n % 2, x - dx with dx
+        # a number) raises TypeError without reading its contents; only
+        # repetition (lst * 2) reads it.
         by_number = not isinstance(node.op, ast.Mult)
-        node.left = (self.visit(node.left) if by_number and _is_number(node.right)
-                     else self._wrapped("_stm_view", node.left))
-        node.right = (self.visit(node.right) if by_number and _is_number(node.left)
-                      else self._wrapped("_stm_dview" if formatting else "_stm_view", node.right))
+        left, right = self._kind(node.left), self._kind(node.right)
+        if max(left, right) < SCALAR and not isinstance(node.op, ast.Mod):
+            # a - b, both read: one binary() call rather than two view().
+            return ast.copy_location(_call(
+                "_stm_binop", self.tx(), _const(_BINARY_INDEX[type(node.op)]),
+                self.visit(node.left), self.visit(node.right)), node)
+        left_number = by_number and left == NUMBER
+        right_number = by_number and right == NUMBER
+        node.left = self.visit(node.left) if right_number else self._wrapped("_stm_view", node.left)
+        if left_number:
+            node.right = self.visit(node.right)
+        elif isinstance(node.op, ast.Mod):       # 'fmt' % value formats it: nested items too
+            node.right = self._deep(node.right)
+        else:
+            node.right = self._wrapped("_stm_view", node.right)
         return node
 
     def visit_FormattedValue(self, node: ast.FormattedValue) -> ast.AST:
-        node.value = self._wrapped("_stm_dview", node.value)
+        node.value = self._deep(node.value)
         if node.format_spec is not None:
             node.format_spec = self.visit(node.format_spec)
         return node
@@ -664,10 +711,10 @@ class Rewriter(ast.NodeTransformer):
         if isinstance(target, (ast.Attribute, ast.Subscript)) and self._fresh(target.value):
             return self.generic_visit(node)
         if isinstance(target, ast.Name) and self._resolve(target.id) == "local" \
-                and target.id in self.scope.scalars:
-            # n += i on a local that never holds a container: plain Python.
-            node.value = self._wrapped("_stm_view", node.value) if not _is_number(
-                node.value) else self.visit(node.value)
+                and self.scope.kinds.get(target.id, UNKNOWN) >= SCALAR:
+            # n += i on a local that never holds a shared container: plain Python.
+            node.value = (self._deep(node.value) if isinstance(node.op, ast.Mod)
+                          else self._wrapped("_stm_view", node.value))
             return node
         op = ast.Attribute(value=_name("_stm_operator"), attr=_AUG_OPS[type(node.op)],
                            ctx=ast.Load())
@@ -723,15 +770,36 @@ class Rewriter(ast.NodeTransformer):
             stmts.append(ast.Expr(value=call))
         return self._located(stmts, node)
 
+    def _iterable(self, node: ast.expr) -> ast.expr:
+        """What a ``for`` loop or a comprehension iterates: iterate(tx, node), unless
+        iterate() would return it as it is: a tuple, a range, an object this call
+        made (a display, a comprehension, a fresh local)."""
+        if self._fresh(node) or isinstance(node, (ast.Tuple, *_MADE_HERE)) or (
+                isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id == "range" and "range" not in self.module_names
+                and self._resolve("range") == "plain"):
+            return self.visit(node)
+        return ast.copy_location(_call("_stm_iter", self.tx(), self.visit(node)), node)
+
+    def _items_are_tuples(self, iterable: ast.expr) -> bool:
+        """True when every item of ``iterable`` is a tuple or a list this call made:
+        a display of such displays, or a module constant tuple of tuples."""
+        if isinstance(iterable, (ast.Tuple, ast.List, ast.Set)):
+            return all(isinstance(e, (ast.Tuple, ast.List)) for e in iterable.elts)
+        if isinstance(iterable, ast.Name) and self._resolve(iterable.id) == "plain":
+            value = self.scope.constants.get(iterable.id) if self.scope else None
+            return isinstance(value, tuple) and all(isinstance(v, tuple) for v in value)
+        return False
+
     def visit_For(self, node: ast.For) -> ast.AST:
         if not self._in_function():
             return self.generic_visit(node)
-        if not self._fresh(node.iter):
-            node.iter = ast.copy_location(_call("_stm_iter", self.tx(), self.visit(node.iter)),
-                                          node.iter)
-        unpacked = isinstance(node.target, (ast.Tuple, ast.List))
+        plain_items = self._items_are_tuples(node.iter)
+        node.iter = self._iterable(node.iter)
+        # for a, b in pairs: each item is unpacked as it is read now, through
+        # view(), unless every item is a tuple or a list this call made.
+        unpacked = isinstance(node.target, (ast.Tuple, ast.List)) and not plain_items
         if self._needs_barrier(node.target) or unpacked:
-            # for a, b in pairs: each item is unpacked as it is read now.
             temp = self.temp()
             item = _call("_stm_view", self.tx(), _name(temp)) if unpacked else _name(temp)
             if self._needs_barrier(node.target):
@@ -747,6 +815,42 @@ class Rewriter(ast.NodeTransformer):
             node.body = self._visit_body(node.body)
         node.orelse = self._visit_body(node.orelse)
         return node
+
+
+#: Scopes whose code runs in a frame of its own: barrier names in them stay global.
+_OWN_FRAMES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.GeneratorExp)
+#: The suffix of a barrier name bound to a local (see _alias_barriers).
+ALIAS_SUFFIX = "_l"
+
+
+def _alias_barriers(body: list[ast.stmt]) -> list[ast.Assign]:
+    """Rename the barriers a function calls inside loops to locals bound at its start.
+
+    A global name costs a dictionary lookup on every use where the
+    interpreter does not specialize ``LOAD_GLOBAL`` (the free-threaded 3.13
+    build), a local a ``LOAD_FAST``. Loops and list, set and dict
+    comprehensions (inlined into the function's frame) of the function's own
+    code use the locals; nested functions, lambdas and generator
+    expressions keep the global names. Returns the assignments to prepend.
+    """
+    uses: list[ast.Name] = []
+    looped: set[str] = set()
+    stack: list[tuple[ast.AST, bool]] = [(stmt, False) for stmt in body]
+    while stack:
+        node, in_loop = stack.pop()
+        if isinstance(node, ast.Name) and node.id in RUNTIME_NAMES:
+            uses.append(node)
+            if in_loop:
+                looped.add(node.id)
+        in_loop = in_loop or isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.ListComp,
+                                               ast.SetComp, ast.DictComp))
+        stack.extend((child, in_loop) for child in ast.iter_child_nodes(node)
+                     if not isinstance(child, _OWN_FRAMES))
+    for use in uses:
+        if use.id in looped:
+            use.id += ALIAS_SUFFIX
+    return [ast.Assign(targets=[ast.Name(id=name + ALIAS_SUFFIX, ctx=ast.Store())],
+                       value=_name(name)) for name in sorted(looped)]
 
 
 def _params(args: ast.arguments) -> list[str]:

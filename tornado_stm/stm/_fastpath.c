@@ -96,11 +96,11 @@ PyList_GetItemRef(PyObject *list, Py_ssize_t index)
 
 enum { B_CURRENT, B_GET_ATTR, B_SET_ATTR, B_DEL_ATTR, B_GET_ITEM, B_SET_ITEM, B_DEL_ITEM,
        B_GET_GLOBAL, B_CALL, B_ITERATE, B_CONTAINS, B_NEW, B_VIEW, B_DEEP_VIEW, B_TRUTH,
-       B_TOUCH, B_TICK, B_COUNT };
+       B_TOUCH, B_TICK, B_BINARY, B_COMPARE, B_COUNT };
 static const char *barrier_names[B_COUNT] = {
     "current", "get_attr", "set_attr", "del_attr", "get_item", "set_item", "del_item",
     "get_global", "call", "iterate", "contains", "new", "view", "deep_view", "truth",
-    "touch", "tick"};
+    "touch", "tick", "binary", "compare"};
 
 static struct {
     int configured;
@@ -311,6 +311,12 @@ static inline int
 is_immutable_type(PyObject *obj)
 {
     PyTypeObject *type = Py_TYPE(obj);
+    /* The commonest operands first, by exact type (all of them are in
+     * IMMUTABLE_TYPES, which attrkinds defines and configure() copied). */
+    if ((type == &PyLong_Type || type == &PyTuple_Type || type == &PyUnicode_Type
+         || type == &PyFloat_Type || type == &PyBool_Type || obj == Py_None)
+        && immutable_count > 0)
+        return 1;
     for (int i = 0; i < immutable_count; i++)
         if (immutable_types[i] == type)
             return 1;
@@ -1052,6 +1058,83 @@ fp_touch(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return value_barrier(B_TOUCH, 1, args, nargs);
 }
 
+/* binary(tx, op, left, right) and compare(tx, op, left, right): one call for
+ * an operator whose two operands both need view() (deep_view() for compare).
+ * When both are read as they are, the operator runs here; otherwise the
+ * Python barrier views them. The order of the operators is that of
+ * barriers.BINARY_OPERATORS and COMPARE_OPERATORS. */
+#define N_BINARY 13
+#define N_COMPARE 6
+static const int compare_ops[N_COMPARE] = {Py_EQ, Py_NE, Py_LT, Py_LE, Py_GT, Py_GE};
+
+static PyObject *
+apply_binary(long op, PyObject *a, PyObject *b)
+{
+    switch (op) {
+    case 0: return PyNumber_Add(a, b);
+    case 1: return PyNumber_Subtract(a, b);
+    case 2: return PyNumber_Multiply(a, b);
+    case 3: return PyNumber_TrueDivide(a, b);
+    case 4: return PyNumber_FloorDivide(a, b);
+    case 5: return PyNumber_Remainder(a, b);
+    case 6: return PyNumber_Power(a, b, Py_None);
+    case 7: return PyNumber_Lshift(a, b);
+    case 8: return PyNumber_Rshift(a, b);
+    case 9: return PyNumber_Or(a, b);
+    case 10: return PyNumber_Xor(a, b);
+    case 11: return PyNumber_And(a, b);
+    default: return PyNumber_MatrixMultiply(a, b);
+    }
+}
+
+/* What binary() and compare() share: the operator's index when both operands
+ * are read as they are (the caller applies it); otherwise -1, with *result the
+ * Python barrier's answer (NULL with an exception). */
+static long
+plain_operator(int barrier, long count, int tuples_plain, PyObject *const *args,
+               Py_ssize_t nargs, PyObject **result)
+{
+    *result = NULL;
+    if (!S.configured) {
+        (void)NOT_CONFIGURED();
+        return -1;
+    }
+    long op = -1;
+    if (nargs == 4 && PyLong_CheckExact(args[1])) {
+        op = PyLong_AsLong(args[1]);
+        if (op < 0 || op >= count) {
+            PyErr_Clear();
+            op = -1;
+        }
+    }
+    int plain = op < 0 ? 0 : value_is_plain(args[0], args[2], tuples_plain);
+    if (plain > 0)
+        plain = value_is_plain(args[0], args[3], tuples_plain);
+    if (plain < 0)
+        return -1;
+    if (!plain) {
+        *result = to_python(barrier, args, nargs, NULL);
+        return -1;
+    }
+    return op;
+}
+
+static PyObject *
+fp_binary(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *result;
+    long op = plain_operator(B_BINARY, N_BINARY, 1, args, nargs, &result);
+    return op < 0 ? result : apply_binary(op, args[2], args[3]);
+}
+
+static PyObject *
+fp_compare(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *result;
+    long op = plain_operator(B_COMPARE, N_COMPARE, 0, args, nargs, &result);
+    return op < 0 ? result : PyObject_RichCompare(args[2], args[3], compare_ops[op]);
+}
+
 /* Back edges of while loops on this thread since the last Transaction.tick. */
 static THREAD_LOCAL unsigned int ticks = 0;
 #define TICKS_PER_CHECK 64
@@ -1514,6 +1597,10 @@ static PyMethodDef fp_methods[] = {
     {"touch", (PyCFunction)(void (*)(void))fp_touch, METH_FASTCALL,
      "touch(tx, obj): barriers.touch"},
     {"tick", (PyCFunction)(void (*)(void))fp_tick, METH_FASTCALL, "tick(tx): barriers.tick"},
+    {"binary", (PyCFunction)(void (*)(void))fp_binary, METH_FASTCALL,
+     "binary(tx, op, left, right): barriers.binary"},
+    {"compare", (PyCFunction)(void (*)(void))fp_compare, METH_FASTCALL,
+     "compare(tx, op, left, right): barriers.compare"},
     {NULL, NULL, 0, NULL}
 };
 

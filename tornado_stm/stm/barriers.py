@@ -432,6 +432,27 @@ def touch(tx: Optional[Transaction], obj: Any) -> Any:
     return obj
 
 
+#: The operators of binary(), by index (the rewriter and _fastpath.c use the same order).
+BINARY_OPERATORS = (operator.add, operator.sub, operator.mul, operator.truediv,
+                    operator.floordiv, operator.mod, operator.pow, operator.lshift,
+                    operator.rshift, operator.or_, operator.xor, operator.and_, operator.matmul)
+#: The comparisons of compare(), by index (same order in the rewriter and _fastpath.c).
+COMPARE_OPERATORS = (operator.eq, operator.ne, operator.lt, operator.le, operator.gt,
+                     operator.ge)
+
+
+def binary(tx: Optional[Transaction], op: int, left: Any, right: Any) -> Any:
+    """``left OP right`` with both operands read through :func:`view`: one barrier
+    call where the rewriter would otherwise emit two."""
+    return BINARY_OPERATORS[op](view(tx, left), view(tx, right))
+
+
+def compare(tx: Optional[Transaction], op: int, left: Any, right: Any) -> Any:
+    """``left OP right`` (``==``, ``<``...) with both operands read through
+    :func:`deep_view`: one barrier call where the rewriter would emit two."""
+    return COMPARE_OPERATORS[op](deep_view(tx, left), deep_view(tx, right))
+
+
 def tick(tx: Optional[Transaction]) -> None:
     """Once per ``while`` iteration: re-validate now and then, so no zombie loops for ever."""
     if tx is not None and not tx.inevitable:

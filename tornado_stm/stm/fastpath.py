@@ -34,7 +34,7 @@ from typing import Any, Callable, Optional
 #: The barriers the extension replaces (names in ``tornado_stm.stm.barriers``).
 HOT_BARRIERS = ("current", "get_attr", "set_attr", "del_attr", "get_item", "set_item",
                 "del_item", "get_global", "call", "iterate", "contains", "new", "view",
-                "deep_view", "truth", "touch", "tick")
+                "deep_view", "truth", "touch", "tick", "binary", "compare")
 
 _ext: Optional[Any] = None
 #: Why the extension is not used ("" when it is).
@@ -71,6 +71,10 @@ def install(namespace: dict) -> None:
         return
     PYTHON.update((name, namespace[name]) for name in HOT_BARRIERS)
     if _ext is None:
+        return
+    missing = [name for name in HOT_BARRIERS if not hasattr(_ext, name)]
+    if missing:                         # built from an older _fastpath.c
+        _fall_back(f"the extension lacks {', '.join(missing)}: rebuild it (pip install -e .)")
         return
     try:
         _configure(namespace)

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import os
 import random
 import threading
@@ -189,7 +190,15 @@ def module_body() -> Iterator[None]:
 
 
 def entry(fn: F) -> F:
-    """Make ``fn`` start an atomic section when called from outside any section."""
+    """Make ``fn`` start an atomic section when called from outside any section.
+
+    A generator, coroutine or async generator function cannot: its steps
+    run later, driven by whoever resumes them. It gets :func:`_steps_entry`
+    instead, so that each step run outside a section holds W.
+    """
+    code = getattr(fn, "__code__", None)
+    if code is not None and code.co_flags & _STEPPED_FLAGS:
+        return _steps_entry(fn)  # type: ignore[return-value]
 
     def section_entry(*args: Any, **kwargs: Any) -> Any:
         if _local.tx is not None or _module_body.depth:
@@ -200,7 +209,142 @@ def entry(fn: F) -> F:
     return section_entry  # type: ignore[return-value]
 
 
+# -- generators and coroutines: one step at a time under W -------------------
+#
+# A coroutine step cannot be rolled back (its frame cannot be copied), so
+# instrumented code resumed outside any section runs in *direct mode*: its
+# reads are plain and its writes go in place. That is serial only while the
+# step holds W, as every committer does. On the shared loop framework code
+# holds W already; with one loop per thread it does not, so the step takes
+# W itself, for exactly the length of the step: other threads' framework
+# code and optimistic sections go on meanwhile, only their commits wait.
+
+_STEPPED_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+
+
+def _step(resume: Callable[..., Any], *args: Any) -> Any:
+    """Run one step of a frame: under W when outside any section and W is not held."""
+    if _local.tx is not None or WORLD_LOCK.held_by_current_thread():
+        return resume(*args)
+    WORLD_LOCK.acquire()
+    try:
+        return resume(*args)
+    finally:
+        WORLD_LOCK.release()
+
+
+class _StepsUnderW:
+    """An iterator delegating to a generator or a coroutine, one step under W at a time.
+
+    ``yield from`` and ``await`` forward ``send``/``throw``/``close`` to it,
+    and its ``StopIteration`` carries the frame's return value out.
+    """
+
+    __slots__ = ("_frame",)
+
+    def __init__(self, frame: Any) -> None:
+        self._frame = frame
+
+    def __iter__(self) -> "_StepsUnderW":
+        return self
+
+    __await__ = __iter__
+
+    def __next__(self) -> Any:
+        return _step(self._frame.send, None)
+
+    def send(self, value: Any) -> Any:
+        return _step(self._frame.send, value)
+
+    def throw(self, *exc: Any) -> Any:
+        return _step(self._frame.throw, *exc)
+
+    def close(self) -> None:
+        _step(self._frame.close)
+
+
+def _generator_steps(frame: Any) -> Any:
+    return (yield from _StepsUnderW(frame))
+
+
+async def _coroutine_steps(frame: Any) -> Any:
+    return await _StepsUnderW(frame)
+
+
+class _AsyncGeneratorSteps:
+    """An async generator whose steps (``__anext__``, ``asend``...) run under W."""
+
+    __slots__ = ("_agen",)
+
+    def __init__(self, agen: Any) -> None:
+        self._agen = agen
+
+    def __aiter__(self) -> "_AsyncGeneratorSteps":
+        return self
+
+    def __anext__(self) -> Any:
+        return _coroutine_steps(self._agen.__anext__())
+
+    def asend(self, value: Any) -> Any:
+        return _coroutine_steps(self._agen.asend(value))
+
+    def athrow(self, *exc: Any) -> Any:
+        return _coroutine_steps(self._agen.athrow(*exc))
+
+    def aclose(self) -> Any:
+        return _coroutine_steps(self._agen.aclose())
+
+
+def _steps_entry(fn: Callable[..., Any]) -> Callable[..., Any]:
+    flags = fn.__code__.co_flags
+    if flags & inspect.CO_COROUTINE:
+        def coroutine_entry(*args: Any, **kwargs: Any) -> Any:
+            return _coroutine_steps(fn(*args, **kwargs))
+        wrapper = coroutine_entry
+    elif flags & inspect.CO_ASYNC_GENERATOR:
+        def async_generator_entry(*args: Any, **kwargs: Any) -> Any:
+            return _AsyncGeneratorSteps(fn(*args, **kwargs))
+        wrapper = async_generator_entry
+    else:
+        def generator_entry(*args: Any, **kwargs: Any) -> Any:
+            return _generator_steps(fn(*args, **kwargs))
+        wrapper = generator_entry
+    functools.update_wrapper(wrapper, fn)
+    if flags & inspect.CO_COROUTINE:
+        _mark_coroutine_function(wrapper)
+    return wrapper
+
+
+def _mark_coroutine_function(wrapper: Callable[..., Any]) -> None:
+    """``inspect``/``asyncio.iscoroutinefunction(wrapper)`` stay true, as for the original."""
+    mark = getattr(inspect, "markcoroutinefunction", None)   # 3.12+
+    if mark is not None:
+        mark(wrapper)
+    else:
+        import asyncio.coroutines
+        wrapper._is_coroutine = asyncio.coroutines._is_coroutine  # type: ignore[attr-defined]
+
+
 #: The code of every entry wrapper: the call barrier recognizes wrapped
 #: functions by it and calls ``__wrapped__`` directly.
 ENTRY_CODE = entry(len).__code__
 INSTRUMENTED_CODES.add(ENTRY_CODE)
+# The step wrappers are called as they are (their result is the frame the
+# section then owns); they count as instrumented code for the call barrier.
+
+
+def _sample_generator() -> Any:
+    yield
+
+
+async def _sample_coroutine() -> None:
+    pass
+
+
+async def _sample_async_generator() -> Any:
+    yield
+
+
+for _sample in (_sample_generator, _sample_coroutine, _sample_async_generator):
+    INSTRUMENTED_CODES.add(_steps_entry(_sample).__code__)
+

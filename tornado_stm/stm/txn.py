@@ -160,7 +160,7 @@ class Transaction:
 
     __slots__ = ("rv", "reads", "private", "attrs", "containers", "inevitable", "doomed",
                  "stats", "entered_with_w", "token", "has_w", "read_count", "write_markers",
-                 "after_commit")
+                 "after_commit", "on_abort")
 
     def __init__(self, stats: ThreadStats, entered_with_w: bool, token: Optional[list]) -> None:
         self.rv = CLOCK[0]
@@ -182,6 +182,8 @@ class Transaction:
         self.write_markers: Optional[dict[int, bytes]] = {} if stmlog.enabled() else None
         #: Callables to run once the section has committed (dropped on abort).
         self.after_commit: list = []
+        #: Callables that undo in-place effects of this attempt, run on abort.
+        self.on_abort: list = []
 
     # -- consistency ------------------------------------------------------
 
@@ -551,6 +553,11 @@ class Transaction:
         self.check()
         self.publish()
         self.inevitable = True
+        # Nothing can undo this attempt now: what waited for its commit runs.
+        self.on_abort = []
+        actions, self.after_commit = self.after_commit, []
+        for action in actions:
+            action()
         self.reads = set()
         # Publishing made the objects created so far reachable: from now on
         # their in-place writes must be versioned like any shared object's.
@@ -577,8 +584,16 @@ class Transaction:
         else:
             self.after_commit.append(action)
 
+    def undo_on_abort(self, action: Any) -> None:
+        """Run ``action()`` if this attempt aborts (it undoes an in-place effect)."""
+        if not self.inevitable:
+            self.on_abort.append(action)
+
     def discard(self) -> None:
-        """Drop the redo log (abort, or an exception from application code)."""
+        """Drop the redo log and undo the attempt's in-place effects (an abort)."""
+        undo, self.on_abort = self.on_abort, []
+        for action in reversed(undo):
+            action()
         self.after_commit = []
         self.attrs = {}
         self.containers = {}

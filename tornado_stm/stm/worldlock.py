@@ -1,9 +1,12 @@
 """The world lock W.
 
-Framework code (Tornado, asyncio, the standard library) runs under W, one
-thread at a time, exactly as on a single-threaded event loop. Atomic
-sections of application code release W while they run optimistically and
-take it again to commit; an inevitable section holds it to its end.
+W serializes what cannot run optimistically: a section's commit, an
+inevitable section (to its end), a step of an application coroutine. On
+the shared event loop (``serve --loop shared``) framework code (Tornado,
+asyncio, the standard library) runs under W too, one thread at a time,
+exactly as on a single-threaded loop, and atomic sections release W while
+they run optimistically; with one loop per thread framework code runs
+without it.
 
 W is a plain mutex that remembers its owner, so code can ask "do I hold
 W?" -- the question an atomic section asks on entry, to know whether it

@@ -1,0 +1,89 @@
+"""Steps of application coroutines and generators run outside sections: each holds W.
+
+With one event loop per thread, framework code no longer holds the world
+lock W, so a coroutine step resumed by a loop would read and write shared
+state with nobody excluding the other threads' steps. ``section.entry``
+wraps generator, coroutine and async generator functions so that each step
+resumed outside a section holds W for its length. These tests drive steps
+from loops on several threads, and show the lost update when the wrapper's
+lock is taken away.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import threading
+
+import pytest
+
+from tests.stm import helpers
+from tests.stm.conftest import instrumented
+from tests.stm.helpers import run_threads
+from tornado_stm.stm import section
+from tornado_stm.stm.worldlock import WORLD_LOCK
+
+
+def _interleave_two_steps(app) -> None:
+    """Thread A's step reads, then pauses; thread B runs a whole step meanwhile."""
+    helpers.arm()
+    try:
+        first = threading.Thread(target=asyncio.run, args=(app.bump_across_a_pause(),))
+        first.start()
+        assert helpers.wait_until_paused()
+        second = threading.Thread(target=asyncio.run, args=(app.bump(),))
+        second.start()
+        second.join(0.3)   # with the lock it cannot finish while A's step is paused
+        helpers.release()
+        first.join(30)
+        second.join(30)
+        assert not first.is_alive() and not second.is_alive()
+    finally:
+        helpers.disarm()
+
+
+def test_a_step_holds_w_so_another_threads_step_waits() -> None:
+    app = instrumented("asyncsteps")
+    app.reset()
+    _interleave_two_steps(app)
+    assert app.TABLE["n"] == 2
+
+
+def test_without_the_step_lock_the_update_is_lost(monkeypatch) -> None:
+    """The same interleaving with steps resumed bare: the race the wrapper closes."""
+    app = instrumented("asyncsteps")
+    app.reset()
+    monkeypatch.setattr(section, "_step", lambda resume, *args: resume(*args))
+    _interleave_two_steps(app)
+    assert app.TABLE["n"] == 1
+
+
+@pytest.mark.freethreaded
+def test_steps_on_loops_of_four_threads_lose_no_update() -> None:
+    app = instrumented("asyncsteps")
+    app.reset()
+    run_threads(4, lambda index: asyncio.run(app.bump_many(2000)))
+    assert app.TABLE["n"] == 4 * 2000
+
+
+def test_generators_and_async_generators_step_under_w_too() -> None:
+    app = instrumented("asyncsteps")
+    app.reset()
+    run_threads(2, lambda index: list(app.bump_in_steps(500)))
+    assert app.TABLE["n"] == 1000
+
+    async def drain() -> list:
+        return [value async for value in app.numbers(5)]
+    assert asyncio.run(drain()) == [0, 1, 2, 3, 4]
+    assert app.TABLE["n"] == 1005
+    assert not WORLD_LOCK.held_by_current_thread()
+
+
+def test_wrapped_functions_still_look_like_what_they_are() -> None:
+    app = instrumented("asyncsteps")
+    assert inspect.iscoroutinefunction(app.bump) or asyncio.iscoroutinefunction(app.bump)
+    assert app.bump.__name__ == "bump" and app.bump.__wrapped__.__name__ == "bump"
+    coroutine = app.bump()
+    assert inspect.iscoroutine(coroutine)
+    asyncio.run(coroutine)
+    assert inspect.isgenerator(app.bump_in_steps(1))
