@@ -8,6 +8,7 @@ that the final state is exactly what the successful answers imply.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from typing import Optional
 
@@ -60,6 +61,14 @@ class BookHandler(tornado.web.RequestHandler):
         self.write({"seat": seat, "holder": holder, "receipt": receipt})
 
 
+class AsyncBookHandler(BookHandler):
+    """The same booking from an ``async def`` handler: it waits a moment first."""
+
+    async def post(self) -> None:
+        await asyncio.sleep(0.001)
+        BookHandler.post(self)
+
+
 class StateHandler(tornado.web.RequestHandler):
     def get(self) -> None:
         self.write({"seats": {str(seat): holder for seat, holder in SEATS.items()},
@@ -67,4 +76,5 @@ class StateHandler(tornado.web.RequestHandler):
 
 
 def make_app() -> tornado.web.Application:
-    return tornado.web.Application([(r"/book", BookHandler), (r"/state", StateHandler)])
+    return tornado.web.Application([(r"/book", BookHandler), (r"/abook", AsyncBookHandler),
+                                    (r"/state", StateHandler)])

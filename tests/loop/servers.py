@@ -19,11 +19,11 @@ def serve_command(target: str, port: int, *options: str) -> list[str]:
 
 
 def start_stm_server(target: str, tmp_dir: str, *options: str, probe: str = "/",
-                     name: str = "stm") -> ServerProcess:
+                     name: str = "stm", env: dict[str, str] | None = None) -> ServerProcess:
     port = free_port()
     return start_server(serve_command(target, port, *options), port,
                         os.path.join(tmp_dir, f"{name}.out"), cwd=HERE, probe=probe,
-                        env=_env())
+                        env={**_env(), **(env or {})})
 
 
 def start_stock_server(module_file: str, tmp_dir: str, probe: str = "/",

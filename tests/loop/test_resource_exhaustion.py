@@ -7,7 +7,7 @@ import logging
 import socket
 
 from tornado_stm.loop import new_event_loop
-from tornado_stm.loop import eventloop
+from tornado_stm.loop import resting
 
 
 def test_an_fd_out_of_descriptors_rests_then_is_polled_again(caplog) -> None:
@@ -63,4 +63,4 @@ def test_other_errors_still_reach_the_exception_handler() -> None:
         reader.close()
         writer.close()
         loop.close()
-    assert eventloop.RESOURCE_RETRY_SECONDS > 0
+    assert resting.RESOURCE_RETRY_SECONDS > 0

@@ -71,7 +71,7 @@ def test_banner_tells_interpreter_threads_and_url(tmp_path) -> None:
     finally:
         server.stop()
     assert f"listening on http://127.0.0.1:{server.port}/" in output
-    assert "threads: 3, pipelining off" in output
+    assert "threads: 3, shared loop, pipelining off" in output
     assert "interpreter: CPython" in output
     gil_warning = "runs with the GIL" in output
     assert gil_warning == (not FREE_THREADED)

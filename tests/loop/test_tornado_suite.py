@@ -62,6 +62,13 @@ def test_quick_subset_passes_as_on_stock_asyncio(stock_results) -> None:
     assert failed - stock_failed == set()
 
 
+def test_quick_subset_passes_on_the_loop_of_each_thread(stock_results) -> None:
+    stock_ran, stock_failed = stock_results
+    ran, failed = run_suite("--per-thread", modules=QUICK_MODULES)
+    assert ran == stock_ran
+    assert failed - stock_failed == set()
+
+
 def test_subset_passes_with_the_world_lock_handed_off_at_every_step(stock_results) -> None:
     _, stock_failed = stock_results
     ran, failed = run_suite("--hand-off", "--threads", "2", modules=HAND_OFF_MODULES)

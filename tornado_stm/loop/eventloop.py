@@ -62,7 +62,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import errno
 import heapq
 import logging
 import math
@@ -75,7 +74,8 @@ from asyncio import base_events, events
 from asyncio.log import logger as asyncio_logger
 from typing import Any, Hashable, Optional
 
-from tornado_stm.loop import switching
+from tornado_stm.loop import response, switching
+from tornado_stm.loop.resting import RestingFds
 from tornado_stm.stm import log as stmlog
 from tornado_stm.stm.worldlock import WORLD_LOCK
 
@@ -86,14 +86,6 @@ logger = logging.getLogger(__name__)
 FAIR_SLICE_SECONDS = 0.005
 FAIR_PAUSE_SECONDS = 0.0001
 
-#: What an I/O callback's OSError means "out of descriptors or memory for
-#: now" (asyncio's own accept loop backs off on the same errors). The
-#: callback's fd is left out of polling for RESOURCE_RETRY_SECONDS, and
-#: one line is logged per RESOURCE_LOG_INTERVAL_SECONDS, instead of a
-#: traceback per poll at full CPU (a listening socket stays readable).
-RESOURCE_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
-RESOURCE_RETRY_SECONDS = 0.1
-RESOURCE_LOG_INTERVAL_SECONDS = 10.0
 
 
 def default_thread_count() -> int:
@@ -101,7 +93,7 @@ def default_thread_count() -> int:
     return os.cpu_count() or 1
 
 
-class TransactionalEventLoop(asyncio.SelectorEventLoop):
+class TransactionalEventLoop(RestingFds, asyncio.SelectorEventLoop):
     """A selector event loop whose handles run on up to ``threads`` threads.
 
     ``threads`` counts the thread that calls ``run_forever``; the others
@@ -114,6 +106,7 @@ class TransactionalEventLoop(asyncio.SelectorEventLoop):
                  pipelining: bool = True) -> None:
         super().__init__(selector)
         switching.register()
+        response.install()
         self._threads = max(1, threads if threads is not None else default_thread_count())
         self._pipelining = pipelining
         # All of the following is read and written only under W.
@@ -141,11 +134,7 @@ class TransactionalEventLoop(asyncio.SelectorEventLoop):
         # Calls that only the thread running run_forever may make (signal
         # handlers need the main thread), handed over by worker threads.
         self._loop_thread_calls: collections.deque = collections.deque()
-        # fds left out of polling after EMFILE & co: fd -> (fileobj, events,
-        # (reader, writer), the timer that puts them back).
-        self._resting_fds: dict[int, tuple] = {}
-        self._resource_logged_at = -math.inf
-        self._resource_unlogged = 0
+        self._init_resting_fds()
 
     # ------------------------------------------------------------------
     # Public knobs
@@ -387,6 +376,9 @@ class TransactionalEventLoop(asyncio.SelectorEventLoop):
 
     # ------------------------------------------------------------------
     # Idle drivers and recruiting
+    #: How often an idle main thread wakes to run pending signal handlers.
+    MAIN_THREAD_WAKE_SECONDS = 0.2
+
     def _idle_wait(self, seat: threading.Condition) -> bool:
         """Release W, sleep until woken, take W back.
 
@@ -403,7 +395,15 @@ class TransactionalEventLoop(asyncio.SelectorEventLoop):
             self._idle.append(seat)
             WORLD_LOCK.release()
             try:
-                seat.wait()
+                if threading.current_thread() is threading.main_thread():
+                    # Python runs signal handlers on the main thread only, and a
+                    # lock wait there is not interrupted by a signal another
+                    # thread took (3.13t): wake up now and then to let them run,
+                    # or `serve` can miss SIGTERM while idle (1 stop in 5).
+                    while seat in self._idle and not seat.wait(self.MAIN_THREAD_WAKE_SECONDS):
+                        pass
+                else:
+                    seat.wait()
             except BaseException as exc:  # KeyboardInterrupt on the main thread
                 interrupted = exc
                 if seat in self._idle:
@@ -483,76 +483,6 @@ class TransactionalEventLoop(asyncio.SelectorEventLoop):
         finally:
             if WORLD_LOCK.held_by_current_thread():
                 WORLD_LOCK.release()
-
-    # ------------------------------------------------------------------
-    # Running out of descriptors: rest the fd instead of a traceback per poll
-    def call_exception_handler(self, context: dict) -> None:
-        exc = context.get("exception")
-        handle = context.get("handle")
-        if (isinstance(exc, OSError) and exc.errno in RESOURCE_ERRNOS
-                and isinstance(handle, events.Handle)):
-            fd = self._reader_fd_of(handle)
-            if fd is not None:
-                self._rest_fd(fd, exc)
-                return
-        super().call_exception_handler(context)
-
-    def _reader_fd_of(self, handle: events.Handle) -> Optional[int]:
-        for key in self._selector.get_map().values():
-            if key.data[0] is handle:
-                return key.fd
-        return None
-
-    def _rest_fd(self, fd: int, exc: OSError) -> None:
-        key = self._selector.unregister(fd)
-        timer = self.call_later(RESOURCE_RETRY_SECONDS, self._wake_fd, fd)
-        self._resting_fds[fd] = (key.fileobj, key.events, key.data, timer)
-        now = time.monotonic()
-        if now - self._resource_logged_at < RESOURCE_LOG_INTERVAL_SECONDS:
-            self._resource_unlogged += 1
-            return
-        since = (f" ({self._resource_unlogged} more time(s) since the last report)"
-                 if self._resource_unlogged else "")
-        logger.error("I/O callback on fd %d: %s (%s); polling it again every %.1fs while "
-                     "this lasts, reported once per %.0fs%s", fd, exc.strerror,
-                     errno.errorcode.get(exc.errno, exc.errno), RESOURCE_RETRY_SECONDS,
-                     RESOURCE_LOG_INTERVAL_SECONDS, since)
-        self._resource_logged_at = now
-        self._resource_unlogged = 0
-
-    def _wake_fd(self, fd: int) -> None:
-        entry = self._resting_fds.pop(fd, None)
-        if entry is not None:
-            fileobj, mask, data, _timer = entry
-            self._selector.register(fileobj, mask, data)
-
-    def _wake_fd_now(self, fd: Any) -> None:
-        """Before any change to ``fd``'s callbacks: put it back in polling first."""
-        if getattr(self, "_resting_fds", None):  # (None inside asyncio's __init__)
-            try:
-                number = selectors._fileobj_to_fd(fd)
-            except ValueError:
-                return
-            entry = self._resting_fds.get(number)
-            if entry is not None:
-                entry[3].cancel()
-                self._wake_fd(number)
-
-    def _add_reader(self, fd: Any, callback: Any, *args: Any) -> Any:
-        self._wake_fd_now(fd)
-        return super()._add_reader(fd, callback, *args)
-
-    def _remove_reader(self, fd: Any) -> bool:
-        self._wake_fd_now(fd)
-        return super()._remove_reader(fd)
-
-    def _add_writer(self, fd: Any, callback: Any, *args: Any) -> Any:
-        self._wake_fd_now(fd)
-        return super()._add_writer(fd, callback, *args)
-
-    def _remove_writer(self, fd: Any) -> bool:
-        self._wake_fd_now(fd)
-        return super()._remove_writer(fd)
 
     # ------------------------------------------------------------------
     # asyncio hooks that assume a single thread

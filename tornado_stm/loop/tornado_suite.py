@@ -1,12 +1,13 @@
 """Run Tornado's own test suite on the transactional loop (or on stock asyncio).
 
-    python -m tornado_stm.loop.tornado_suite [--stock | --hand-off]
+    python -m tornado_stm.loop.tornado_suite [--stock | --per-thread | --hand-off]
         [--threads N] [--no-pipelining] [TEST ...]
 
 TEST names are those ``python -m tornado.test.runtests`` takes
 (``tornado.test.web_test``, ``tornado.test.web_test.ErrorResponseTest``...);
 none means the whole suite. ``--stock`` runs the same tests on asyncio's own
-loop, the reference to compare with. The tests come from the installed
+loop, the reference to compare with; ``--per-thread`` on the loop each
+thread of ``serve --loop per-thread`` runs. The tests come from the installed
 ``tornado`` package, unchanged: every ``IOLoop`` and ``asyncio.run`` they
 create gets a transactional loop through :func:`tornado_stm.loop.install`.
 
@@ -85,6 +86,16 @@ def _install_hand_off(threads: Optional[int], pipelining: bool) -> None:
     asyncio.set_event_loop_policy(HandingOffPolicy())
 
 
+def _install_thread_loop() -> None:
+    from tornado_stm.loop.perthread import ThreadLoop
+
+    class ThreadLoopPolicy(asyncio.DefaultEventLoopPolicy):
+        def new_event_loop(self) -> asyncio.AbstractEventLoop:
+            return ThreadLoop()
+
+    asyncio.set_event_loop_policy(ThreadLoopPolicy())
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m tornado_stm.loop.tornado_suite",
@@ -92,6 +103,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--stock", action="store_true",
                       help="use asyncio's own event loop instead (the reference)")
+    mode.add_argument("--per-thread", action="store_true",
+                      help="use the loop each thread of `serve --loop per-thread` runs "
+                      "(tornado_stm.loop.perthread.ThreadLoop)")
     mode.add_argument("--hand-off", action="store_true",
                       help="give the world lock up at every task step, so that "
                       "handles run on several threads")
@@ -103,6 +117,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     args, runner_options = parser.parse_known_args(argv)
     if args.hand_off:
         _install_hand_off(args.threads, args.pipelining)
+    elif args.per_thread:
+        _install_thread_loop()
     elif not args.stock:
         from tornado_stm.loop import install
         install(threads=args.threads, pipelining=args.pipelining)

@@ -1,0 +1,67 @@
+"""A handler's response is held back to its commit: optimistic, and sent exactly once.
+
+``self.write``, ``set_status``, ``finish``... used to make a section
+inevitable (they were uninstrumented calls with effects). Now they act on
+the handler at once and what reaches the connection waits for the commit
+(``tornado_stm.loop.response``). These tests serve the booking app with
+forced aborts and check, from the outside, that aborted attempts leave
+nothing behind: every answer well-formed and consistent with the final
+state, each access-log line written once, no section made inevitable by
+its response, and aborts really happened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+
+from tests.loop import booking_app
+from tests.loop.servers import start_stm_server
+from tests.loop.test_shared_state import book_concurrently, server_state
+
+REQUESTS = 200
+#: Forced aborts, and no limit on retries: a section never turns inevitable
+#: after too many aborts, so any inevitable transition would be the response's.
+FORCED_ABORTS = {"TORNADO_STM_FAULTS": "abort=0.002,delay=0.0002,seed=5",
+                 "TORNADO_STM_MAX_ABORTS": "100000"}
+
+
+def _stmlog(command: str, path: str) -> str:
+    return subprocess.run([sys.executable, "-m", "stmlog_tools", command, path,
+                           *(["--json"] if command == "report" else [])],
+                          check=True, capture_output=True, text=True).stdout
+
+
+@pytest.mark.parametrize("loop", ["per-thread", "shared"])
+def test_responses_of_aborted_attempts_are_never_sent(tmp_path, loop) -> None:
+    log_path = str(tmp_path / "booking.pypystm")
+    server = start_stm_server("booking_app:make_app", str(tmp_path), "--threads", "2",
+                              "--loop", loop, "--log", log_path, probe="/state",
+                              env=FORCED_ABORTS)
+    try:
+        responses = asyncio.run(book_concurrently(
+            server.port, [f"guest-{i}" for i in range(REQUESTS)]))
+        state = server_state(server.port)
+    finally:
+        assert server.stop() == 0, server.output_tail()
+    codes = Counter(r.code for r in responses)
+    assert codes == {200: booking_app.CAPACITY, 409: REQUESTS - booking_app.CAPACITY}, codes
+    bodies = [json.loads(r.body) for r in responses]       # one whole JSON answer each
+    assert sorted(b["seat"] for b in bodies if "seat" in b) == list(range(booking_app.CAPACITY))
+    assert all(b == {"error": "sold out"} for b in bodies if "seat" not in b)
+    assert state["booked"] == booking_app.CAPACITY
+    # 409s are logged at WARNING: one line per answer, none for an aborted attempt.
+    output = open(server.output_path).read()
+    assert output.count("409 POST /book") == codes[409], output[-2000:]
+
+    report = json.loads(_stmlog("report", log_path))
+    assert report["transactions"]["aborted"] > 0, report["transactions"]
+    # Only the app factory, run once before serving, is inevitable.
+    inevitable = [line for line in _stmlog("dump", log_path).splitlines()
+                  if "STM_BECOME_INEVITABLE" in line]
+    assert len(inevitable) == 1 and "in make_app" in inevitable[0], inevitable[:5]

@@ -1,0 +1,97 @@
+"""One asyncio event loop per thread: the whole request path on every core.
+
+The shared :class:`~tornado_stm.loop.TransactionalEventLoop` runs all
+framework code under the world lock W, so only handler bodies run in
+parallel. Here each of N threads runs a loop of its own, as the fastest
+free-threaded Python servers do: every loop polls the same listening
+socket (``binding.bind_per_loop``), so a loop busy with a long handler
+accepts nothing while an idle one takes the new connection, and a
+connection stays on the loop that accepted it. Tornado supports one ``IOLoop`` per thread, and a connection's objects
+(its stream, request, handler) are touched by its own thread only, so
+framework code needs no W at all.
+
+W keeps the jobs that must be serial:
+
+* an atomic section (a handler's ``get``...) starts without W, runs
+  optimistically, and takes W only to commit, or from the moment it
+  becomes inevitable to its end;
+* a step of an application coroutine (an ``async def`` handler) holds W
+  while it runs (``section.entry``), since its frame cannot be rolled
+  back: other loops' framework code and other sections' optimistic work
+  go on, only their commits wait;
+* a handler's response (``write``, ``finish``...) no longer needs W: it
+  is held back and sent at commit (:mod:`tornado_stm.loop.response`).
+
+:class:`ThreadLoop` is asyncio's selector loop plus the fd rest on EMFILE
+(:mod:`.resting`); :class:`LoopThreads` starts N of them and runs one
+coroutine on each.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from typing import Any, Callable, Coroutine
+
+from tornado_stm.loop import response
+from tornado_stm.loop.resting import RestingFds
+
+logger = logging.getLogger(__name__)
+
+
+class ThreadLoop(RestingFds, asyncio.SelectorEventLoop):
+    """asyncio's selector loop, run by one thread of a per-thread server."""
+
+    def __init__(self, selector: Any = None) -> None:
+        super().__init__(selector)
+        self._init_resting_fds()
+        response.install()
+
+
+class LoopThreads:
+    """N threads, each running its own :class:`ThreadLoop`.
+
+    :meth:`run` runs ``main(index, loop)`` on every loop -- loop 0 on the
+    calling thread (the main thread keeps signal handling), the others on
+    threads of their own -- and returns when all have finished. The first
+    exception, if any, is raised again on the calling thread.
+    """
+
+    def __init__(self, count: int) -> None:
+        self.loops = [ThreadLoop() for _ in range(max(1, count))]
+        self._errors: list[BaseException] = []
+
+    def __len__(self) -> int:
+        return len(self.loops)
+
+    def run(self, main: Callable[[int, asyncio.AbstractEventLoop], Coroutine[Any, Any, Any]]
+            ) -> None:
+        threads = [threading.Thread(target=self._run_one, args=(index, main),
+                                    name=f"tornado-stm-loop-{index}", daemon=True)
+                   for index in range(1, len(self.loops))]
+        for thread in threads:
+            thread.start()
+        self._run_one(0, main)
+        for thread in threads:
+            thread.join()
+        if self._errors:
+            raise self._errors[0]
+
+    def _run_one(self, index: int, main: Callable[..., Coroutine[Any, Any, Any]]) -> None:
+        loop = self.loops[index]
+        asyncio.set_event_loop(loop)
+        try:
+            loop.run_until_complete(main(index, loop))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        except BaseException as exc:
+            self._errors.append(exc)
+            if index:
+                # Nothing else would stop the other loops: the main one
+                # must learn of it (serve turns it into a shutdown).
+                logger.error("event loop %d stopped: %s", index, exc)
+
+    def close(self) -> None:
+        for loop in self.loops:
+            if not loop.is_closed():
+                loop.close()
