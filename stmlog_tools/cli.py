@@ -228,6 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--no-progress", action="store_true",
                         help="no progress on stderr even when it is a terminal")
     common.add_argument("-v", "--verbose", action="store_true", help="log more on stderr")
+    common.add_argument("--version", action="version", version=f"stmlog {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     report = sub.add_parser("report", parents=[common], help="totals and top conflicts "
                                                               "(PyPy's layout) or --json")

@@ -39,12 +39,40 @@ def build_parser() -> argparse.ArgumentParser:
                 raise
             continue  # a command whose module has not landed yet
         module.register(subparsers)
+    # --version on the command and on every subcommand (`tornado-stm serve --version`).
+    from tornado_stm.info import version_line
+    version = version_line()
+    for command in [parser, *subparsers.choices.values()]:
+        command.add_argument("--version", action="version", version=version,
+                             help="print the versions of tornado-stm, Tornado and Python")
     return parser
+
+
+#: Commands whose arguments after ``--`` belong to the program they run.
+COMMANDS_WITH_APP_ARGS = ("serve",)
+
+
+def split_app_args(argv: list[str]) -> tuple[list[str], list[str]]:
+    """``serve app:make -- --debug`` -> (``serve app:make``, ``--debug``).
+
+    Done before argparse, which cannot tell a trailing ``--`` list from its
+    own positionals once options come between them (Python 3.11).
+    """
+    # The command is the first word that is not an option (the global
+    # options take no value).
+    command = next((word for word in argv if not word.startswith("-")), None)
+    if command in COMMANDS_WITH_APP_ARGS and "--" in argv:
+        at = argv.index("--")
+        return argv[:at], argv[at + 1:]
+    return argv, []
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    own, app_args = split_app_args(list(sys.argv[1:] if argv is None else argv))
+    args = parser.parse_args(own)
+    if app_args:
+        args.app_args = app_args
     level = logging.WARNING - 10 * min(args.verbose, 2)
     logging.basicConfig(level=level, format="%(name)s: %(levelname)s: %(message)s")
     if not getattr(args, "func", None):

@@ -32,6 +32,17 @@ def describe_interpreter(facts: dict | None = None) -> str:
     return f"{facts['implementation']} {facts['version']} ({kind}) at {facts['executable']}"
 
 
+def version_line() -> str:
+    """``tornado-stm 0.1.0 (Tornado 6.5.2, CPython 3.13.5 free-threaded)``: every ``--version``."""
+    import tornado
+
+    from tornado_stm import __version__
+    facts = interpreter_facts()
+    build = " free-threaded" if facts["free_threaded_build"] else ""
+    return (f"tornado-stm {__version__} (Tornado {tornado.version}, "
+            f"{facts['implementation']} {facts['version']}{build})")
+
+
 def _config_var(name: str):
     import sysconfig
     return sysconfig.get_config_var(name)

@@ -27,15 +27,18 @@ import signal
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any, Optional
 
 import tornado.httputil
 
+from tornado_stm import binding, config
 from tornado_stm.info import describe_interpreter, interpreter_facts
 
 logger = logging.getLogger("tornado_stm.serve")
 
 BACKENDS = ("stm", "serial", "pypystm")
+LOOP_MODES = ("per-thread", "shared")
 
 
 class ServeError(Exception):
@@ -46,14 +49,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "serve", help="serve a Tornado application on every core",
         description="Serve an unchanged Tornado application on every core, "
-        "with handlers that appear to run alone.")
+        "with handlers that appear to run alone.\n\nThe arguments after -- are the "
+        "application's: it sees them in sys.argv[1:] (tornado.options.parse_command_line() "
+        "reads them).")
     parser.add_argument("app", metavar="MODULE:ATTR",
-                        help="the application: ATTR is a tornado.web.Application "
-                        "or a function returning one (MODULE is imported with "
-                        "the current directory on sys.path)")
-    parser.add_argument("--port", type=int, default=8888, help="TCP port (default 8888)")
-    parser.add_argument("--address", default="127.0.0.1",
-                        help="address to listen on (default 127.0.0.1)")
+                        help="the application: ATTR is a tornado.web.Application, "
+                        "a function returning one (plain or async; it runs on the "
+                        "server's loop), or an async main() that listens by itself "
+                        "(MODULE is imported with the current directory on sys.path)")
+    _add_listening_options(parser)
     parser.add_argument("--threads", type=_positive_int, default=None,
                         help="threads that may run handlers at once "
                         "(default: one per core; 1 with --backend serial)")
@@ -62,7 +66,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "instrumentation, a reference run; pypystm: PyPy-STM's own")
     parser.add_argument("--instrument", metavar="PATTERN", action="append", default=None,
                         help="modules whose code runs in atomic sections (repeatable; "
-                        "default: MODULE's top-level package and its submodules)")
+                        "default: MODULE's top-level package and every module loaded from "
+                        "the directory MODULE is found in, except installed packages)")
     parser.add_argument("--log", metavar="FILE", default=None,
                         help="write a PYPYSTM log to FILE (default: $PYPYSTM; sets "
                         "PYPYSTM for child processes). An existing non-empty FILE is "
@@ -70,38 +75,105 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "(run.log -> run.1.log) unless --force")
     parser.add_argument("--force", action="store_true",
                         help="let --log (or $PYPYSTM) overwrite an existing file")
+    parser.add_argument("--loop", choices=LOOP_MODES, default=None,
+                        help="per-thread (default): one event loop per thread, each "
+                        "accepting on the port, framework code on every core; shared: "
+                        "one loop whose framework code runs under the world lock, only "
+                        "handler bodies in parallel (the 2014 design, for comparison)")
     parser.add_argument("--no-pipelining", dest="pipelining", action="store_false",
-                        help="poll for I/O only when the whole batch of handlers has "
-                        "finished (the 2014 design; for comparison)")
+                        help="with --loop shared (implied): poll for I/O only when the "
+                        "whole batch of handlers has finished (the 2014 design)")
     parser.add_argument("--shutdown-timeout", type=float, default=10.0, metavar="SECONDS",
                         help="on SIGINT/SIGTERM, wait at most this long for requests "
                         "in flight (default 10); those still running then are "
                         "answered 503 or their connections closed, and the exit "
                         "status is 1. A second signal stops at once")
-    parser.set_defaults(func=run)
+    parser.add_argument("--reload", action="store_true",
+                        help="restart when a module of the process changes (Tornado's "
+                        "autoreload, as debug=True does; for development)")
+    parser.add_argument("--log-level", type=config.log_level, default="info",
+                        metavar="LEVEL", help="critical, error, warning, info (default) or "
+                        "debug; in Tornado's usual format")
+    parser.add_argument("--access-log", action=argparse.BooleanOptionalAction, default=True,
+                        help="a line per request, as Tornado logs them (default on); "
+                        "without, only 4xx and 5xx answers are logged")
+    config.use_environment(parser, config.SERVE_ENVIRONMENT)
+    # What follows `--` is the application's own command line (cli.main splits it off).
+    parser.usage = "%(prog)s [OPTIONS] MODULE:ATTR [-- APP_ARGS...]"
+    parser.set_defaults(func=run, app_args=[])
+
+
+def _add_listening_options(parser: argparse.ArgumentParser) -> None:
+    """Where to listen, TLS and proxies (tornado_stm.binding does the work)."""
+    group = parser.add_argument_group("listening")
+    group.add_argument("--host", "--address", dest="host", action="append",
+                       type=binding.host_name, default=None, metavar="HOST",
+                       help="address or name to listen on, IPv4 or IPv6 (repeatable; "
+                       "default 127.0.0.1 unless --bind or --fd is given; '' or 0.0.0.0 "
+                       "and :: for every interface)")
+    group.add_argument("--port", type=binding.port_number, default=8888,
+                       help="TCP port for --host, 0 to 65535 (default 8888; 0: a free port, "
+                       "printed once bound)")
+    group.add_argument("--bind", action="append", type=binding.bind_spec, default=None,
+                       metavar="ADDRESS", help="HOST:PORT, [IPV6]:PORT, HOST (with --port), "
+                       "unix:PATH or fd://N (repeatable)")
+    group.add_argument("--fd", action="append", type=binding.fd_number, default=None,
+                       metavar="N", help="listen on the inherited socket N (systemd, a "
+                       "supervisor; repeatable)")
+    group.add_argument("--certfile", default=None, metavar="FILE",
+                       help="serve HTTPS with this PEM certificate (chain)")
+    group.add_argument("--keyfile", default=None, metavar="FILE",
+                       help="the certificate's private key (default: in --certfile)")
+    group.add_argument("--proxy-headers", action="store_true",
+                       help="trust X-Forwarded-For/X-Real-Ip and X-Forwarded-Proto/X-Scheme "
+                       "from --forwarded-allow-ips peers (Tornado's xheaders)")
+    group.add_argument("--forwarded-allow-ips", type=binding.trusted_peers,
+                       default=binding.DEFAULT_FORWARDED_ALLOW_IPS, metavar="IPS",
+                       help="comma-separated addresses or networks whose proxy headers are "
+                       "trusted, or * (default 127.0.0.1,::1; Unix-socket peers always); "
+                       "implies --proxy-headers")
 
 
 def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    value = binding.whole_number(text, "a whole number")
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} is not at least 1")
     return value
 
 
 def run(args: argparse.Namespace) -> int:
+    from tornado_stm import appload
+
     try:
-        return _serve(args)
-    except ServeError as exc:
+        given = config.resolve(args)
+        config.configure_logging("debug" if args.verbose and "log_level" not in given
+                                 else args.log_level, args.access_log)
+        return _serve(args, given)
+    except (ServeError, config.ConfigError, binding.BindError, appload.LoadError) as exc:
         print(f"tornado-stm serve: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # before the server's own signal handling is installed
+        print("tornado-stm serve: interrupted while starting", file=sys.stderr)
+        return 130
 
 
-def _serve(args: argparse.Namespace) -> int:
-    # Imported here so that `tornado-stm --help` stays quick.
-    from tornado_stm.loop import new_event_loop
+
+
+@dataclass
+class _Plan:
+    """What the options decided before any loop exists."""
+
+    target: Any                      # what MODULE:ATTR names
+    instrumented: str                # how modules are selected, for the banner
+    log_path: Optional[str]
+    given: set[str]                  # options set on the command line or by the environment
+    wanted: list[binding.Endpoint]
+    ssl_context: Any
+    trusted: Optional[binding.TrustedPeers]
+
+
+def _serve(args: argparse.Namespace, given: set[str]) -> int:
+    from tornado_stm import appload
 
     module_name, attr = _split_target(args.app)
     threads = args.threads
@@ -109,6 +181,12 @@ def _serve(args: argparse.Namespace) -> int:
         threads = 1
     elif args.backend == "pypystm":
         _require_pypystm()
+    loop_mode = _loop_mode(args)
+    # Checked before the application runs: a typo costs no start-up.
+    ssl_context = binding.tls_context(args.certfile, args.keyfile)
+    trusted = (args.forwarded_allow_ips
+               if args.proxy_headers or "forwarded_allow_ips" in given else None)
+    wanted = binding.endpoints(args.host, args.bind, args.fd)
     log_path = None
     if args.backend == "stm":
         log_path = _start_stm_log(args.log, args.force)
@@ -117,23 +195,114 @@ def _serve(args: argparse.Namespace) -> int:
                        args.log, args.backend)
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
-    mode = _prepare_instrumentation(args.backend, args.instrument or _default_patterns(module_name))
-    app = load_application(module_name, attr)
+    appload.give_application_argv(appload.script_name(module_name), args.app_args)
+    how = _prepare_instrumentation(args.backend, args.instrument, module_name)
+    plan = _Plan(appload.import_target(module_name, attr), how, log_path, given, wanted,
+                 ssl_context, trusted)
+    if threads is None:
+        from tornado_stm.loop import default_thread_count
+        threads = default_thread_count()
+    try:
+        if loop_mode == "shared":
+            return _serve_shared_loop(plan, args, threads)
+        return _serve_loop_per_thread(plan, args, threads)
+    finally:
+        _flush_stm_log()
+
+
+def _loop_mode(args: argparse.Namespace) -> str:
+    """--loop, with --no-pipelining implying the shared loop it is a knob of."""
+    if args.loop is None:
+        return "per-thread" if args.pipelining else "shared"
+    if args.loop == "per-thread" and not args.pipelining:
+        raise ServeError("--no-pipelining is a setting of --loop shared, not of --loop per-thread")
+    return args.loop
+
+
+def _serve_shared_loop(plan: _Plan, args: argparse.Namespace, threads: int) -> int:
+    """One TransactionalEventLoop: framework code under W, handler bodies on every core."""
+    from tornado_stm import appload
+    from tornado_stm.loop import new_event_loop
 
     loop = new_event_loop(threads=threads, pipelining=args.pipelining)
-    shutdown = Shutdown(loop, InFlightRequests(app), args.shutdown_timeout)
-    shutdown.install()
-    _print_banner(args, loop.threads, mode, log_path)
     try:
-        loop.run_until_complete(_serve_until_signalled(app, args, shutdown))
+        # The factory (or main) runs on the loop: what it starts there runs.
+        started = loop.run_until_complete(appload.start_target(plan.target, args.app,
+                                                                args.reload))
+        if started.exit_status is not None:
+            return started.exit_status
+        listeners = _listen(started, args, plan, 1)
+        serving = Serving(loop, InFlightRequests(started.app))
+        shutdown = Shutdown([serving], args.shutdown_timeout)
+        shutdown.install()
+        _print_banner(args, loop.threads, "shared loop, pipelining "
+                      + ("on" if args.pipelining else "off"), plan, started, listeners)
+        if listeners is None:
+            loop.run_until_complete(appload.serve_own_listeners(started, serving, shutdown))
+        else:
+            loop.run_until_complete(_serve_until_signalled(listeners, 0, serving, shutdown))
         if not shutdown.clean_exit():
             _wait_for_ever()  # the shutdown thread is cutting requests and ends the process
         print("tornado-stm serve: stopped", flush=True)
         loop.run_until_complete(loop.shutdown_asyncgens())
     finally:
         loop.close()
-        _flush_stm_log()
-    return 0
+    return started.status
+
+
+def _serve_loop_per_thread(plan: _Plan, args: argparse.Namespace, threads: int) -> int:
+    """One event loop per thread, each accepting connections (tornado_stm.loop.perthread).
+
+    The factory (or main) runs on loop 0, on this thread, before the others start.
+    """
+    import asyncio as _asyncio
+
+    from tornado_stm import appload
+    from tornado_stm.loop.perthread import LoopThreads
+
+    loops = LoopThreads(threads)
+    try:
+        _asyncio.set_event_loop(loops.loops[0])
+        started = loops.loops[0].run_until_complete(
+            appload.start_target(plan.target, args.app, args.reload))
+        if started.exit_status is not None:
+            return started.exit_status
+        listeners = _listen(started, args, plan, threads)
+        servings = [Serving(loop, InFlightRequests(started.app)) for loop in loops.loops]
+        shutdown = Shutdown(servings, args.shutdown_timeout)
+        shutdown.install()
+        _print_banner(args, threads, "one event loop per thread", plan, started, listeners)
+
+        def serve_one(index: int, loop: Any) -> Any:
+            if listeners is None:   # the application listens on loop 0 by itself
+                return appload.serve_own_listeners(started if index == 0 else None,
+                                                   servings[index], shutdown)
+            return _serve_until_signalled(listeners, index, servings[index], shutdown)
+        loops.run(serve_one)
+        if not shutdown.clean_exit():
+            _wait_for_ever()
+        print("tornado-stm serve: stopped", flush=True)
+    finally:
+        loops.close()
+    return started.status
+
+
+#: Options that say where serve listens: ignored when the application listens itself.
+_LISTENING_OPTIONS = {"host", "port", "bind", "fd", "certfile", "keyfile", "proxy_headers",
+                      "forwarded_allow_ips"}
+
+
+def _listen(started: Any, args: argparse.Namespace, plan: _Plan,
+            loops: int) -> Optional[binding.Listeners]:
+    """Bind what the options ask for (one socket set per loop), unless the app listens itself."""
+    if started.listens_itself:
+        ignored = sorted(plan.given & _LISTENING_OPTIONS)
+        if ignored:
+            logger.warning("%s listens by itself: %s ignored", args.app,
+                           ", ".join("--" + name.replace("_", "-") for name in ignored))
+        return None
+    per_loop = binding.bind_per_loop(plan.wanted, args.port, loops)
+    return binding.Listeners(per_loop[0], plan.ssl_context, plan.trusted, per_loop=per_loop)
 
 
 def _wait_for_ever() -> None:
@@ -182,98 +351,88 @@ def _require_pypystm() -> None:
                          f"this is {describe_interpreter()}") from None
 
 
-def _default_patterns(module_name: str) -> list[str]:
-    """The app's top-level package and every module below it."""
-    from tornado_stm.instrument import package_patterns
-    return package_patterns(module_name.split(".")[0])
-
-
-def _prepare_instrumentation(backend: str, patterns: list[str]) -> str:
-    """Install the import hook before the app is imported; return a description."""
+def _prepare_instrumentation(backend: str, patterns: Optional[list[str]],
+                             module_name: str) -> str:
+    """Install the import hook before the app is imported; say what it selects."""
     if backend != "stm":
         return f"{backend} (no instrumentation)"
-    from tornado_stm.instrument import install
+    from tornado_stm import appload
+    from tornado_stm.instrument import package_patterns
 
-    install(patterns)
-    return "stm, instrumenting " + ", ".join(patterns)
-
-
-def load_application(module_name: str, attr: str) -> Any:
-    """Import MODULE and return the Application that ATTR is or makes."""
-    import tornado.web
-
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name and module_name.startswith(exc.name):
-            raise ServeError(f"cannot import {module_name!r}: no module named {exc.name!r} "
-                             f"(looked in {os.getcwd()} and sys.path)") from None
-        raise ServeError(f"importing {module_name!r} failed: {_one_line(exc)}") from None
-    except Exception as exc:
-        raise ServeError(f"importing {module_name!r} failed: {_one_line(exc)}") from None
-    try:
-        target = getattr(module, attr)
-    except AttributeError:
-        raise ServeError(f"module {module_name!r} has no attribute {attr!r}") from None
-    if isinstance(target, type) and not issubclass(target, tornado.web.Application):
-        raise ServeError(f"{module_name}:{attr} is the class {target.__name__}, "
-                         "not a tornado.web.Application or a function returning one")
-    if callable(target) and not isinstance(target, tornado.web.Application):
-        try:
-            target = target()
-        except Exception as exc:
-            raise ServeError(f"{module_name}:{attr}() failed: {_one_line(exc)}") from None
-    if not isinstance(target, tornado.web.Application):
-        raise ServeError(f"{module_name}:{attr} is a {type(target).__name__}, "
-                         "not a tornado.web.Application or a function returning one")
-    return target
+    if patterns:
+        appload.install_finder(patterns, None)
+        return "--instrument " + ", ".join(patterns)
+    package = module_name.split(".")[0]
+    root = appload.project_root(module_name)
+    appload.install_finder(package_patterns(package), root)
+    return f"{package} and the modules under {root}" if root else f"the {package} package"
 
 
-def _one_line(exc: BaseException) -> str:
-    where = ""
-    tb = exc.__traceback__
-    while tb is not None and tb.tb_next is not None:
-        tb = tb.tb_next
-    if tb is not None:
-        where = f" ({tb.tb_frame.f_code.co_filename}, line {tb.tb_lineno})"
-    return f"{type(exc).__name__}: {exc}{where}"
+def _print_banner(args: argparse.Namespace, threads: int, loop: str, plan: _Plan,
+                  started: Any, listeners: Optional[binding.Listeners]) -> None:
+    from tornado_stm import appload
 
-
-def _print_banner(args: argparse.Namespace, threads: int, mode: str,
-                  log_path: Optional[str]) -> None:
-    host = f"[{args.address}]" if ":" in args.address else args.address
+    report = appload.instrumentation_report(started.apps, args.backend, plan.instrumented)
     print(f"tornado-stm serve {args.app}", flush=True)
     facts = interpreter_facts()
     print(f"  interpreter: {describe_interpreter(facts)}", flush=True)
-    print(f"  threads: {threads}, pipelining {'on' if args.pipelining else 'off'}, "
-          f"backend: {mode}", flush=True)
-    if log_path:
-        print(f"  PYPYSTM log: {log_path}", flush=True)
-    print(f"  listening on http://{host}:{args.port}/", flush=True)
+    print(f"  threads: {threads}, {loop}, backend: {args.backend}", flush=True)
+    for line in report.lines:
+        print(f"  {line}", flush=True)
+    if plan.log_path:
+        print(f"  PYPYSTM log: {plan.log_path}", flush=True)
+    if listeners is None:
+        for url in started.own_urls:
+            print(f"  listening on {url} (by the application itself)", flush=True)
+    else:
+        for url in listeners.urls():
+            print(f"  listening on {url}", flush=True)
+    for warning in report.warnings:
+        logger.warning("%s", warning)
     if facts["gil_enabled"]:
         logger.warning("this interpreter runs with the GIL: handlers stay correct but "
                        "use one core at a time (run a free-threaded CPython, e.g. 3.13t, "
                        "for parallelism)")
 
 
-async def _serve_until_signalled(app: Any, args: argparse.Namespace,
+async def _serve_until_signalled(listeners: binding.Listeners, index: int, serving: "Serving",
                                  shutdown: "Shutdown") -> None:
-    import tornado.httpserver
-
-    server = tornado.httpserver.HTTPServer(shutdown.tracker)
-    try:
-        server.listen(args.port, address=args.address)
-    except OSError as exc:
-        raise ServeError(f"cannot listen on {args.address}:{args.port}: {exc.strerror or exc}") from None
+    """Serve loop ``index``'s sockets on the running loop until the shutdown begins, then drain."""
+    # The sockets are bound already (before the banner): the server takes them.
+    server = listeners.start_server(serving.tracker, index)
     stop_requested = asyncio.Event()
-    shutdown.begin_in_loop = stop_requested.set
+    serving.begin = stop_requested.set
     if shutdown.signalled.is_set():  # a signal came while the app was loading
         stop_requested.set()
     await stop_requested.wait()
     server.stop()
     # Requests in flight finish here; the Shutdown thread enforces the deadline.
-    await shutdown.tracker.wait_idle()
+    await serving.tracker.wait_idle()
     await server.close_all_connections()
+
+
+class Serving:
+    """One event loop's share of a server: the loop, its requests in flight, its stop."""
+
+    def __init__(self, loop: Any, tracker: "InFlightRequests") -> None:
+        self.loop = loop
+        self.tracker = tracker
+        self.begin: Optional[Any] = None    # set by _serve_until_signalled
+
+    def call(self, function: Any) -> Optional[threading.Event]:
+        """Run ``function()`` on this loop; an Event set when it has run (None if closed)."""
+        done = threading.Event()
+
+        def call() -> None:
+            try:
+                function()
+            finally:
+                done.set()
+        try:
+            self.loop.call_soon_threadsafe(call)
+        except RuntimeError:  # the loop is closed already
+            return None
+        return done
 
 
 class Shutdown:
@@ -296,13 +455,11 @@ class Shutdown:
     #: How long a cut waits for a thread of the loop to answer the 503s.
     CUT_WAIT_SECONDS = 1.0
 
-    def __init__(self, loop: Any, tracker: "InFlightRequests", timeout: float) -> None:
-        self.loop = loop
-        self.tracker = tracker
+    def __init__(self, servings: list[Serving], timeout: float) -> None:
+        self.servings = servings
         self.timeout = timeout
         self.signals: list[int] = []
         self.signalled = threading.Event()
-        self.begin_in_loop: Optional[Any] = None  # set by _serve_until_signalled
         # Whoever takes it decides how the process ends: the main thread
         # (a clean stop) or the shutdown thread (a cut).
         self.ending = threading.Lock()
@@ -330,8 +487,9 @@ class Shutdown:
         name = signal.Signals(first).name
         print(f"tornado-stm serve: {name}: no new connections; finishing requests in flight "
               f"(at most {self.timeout:g}s; {name} again stops at once)", flush=True)
-        self.tracker.closing = True
-        self._call_in_loop(self._begin)
+        for serving in self.servings:
+            serving.tracker.closing = True
+            serving.call(lambda serving=serving: serving.begin and serving.begin())
         deadline = time.monotonic() + self.timeout
         while True:
             if len(self.signals) > 1:
@@ -343,36 +501,23 @@ class Shutdown:
                                  wait=self.CUT_WAIT_SECONDS)
             time.sleep(0.02)
 
-    def _begin(self) -> None:
-        if self.begin_in_loop is not None:
-            self.begin_in_loop()
-
-    def _call_in_loop(self, function: Any) -> Optional[threading.Event]:
-        done = threading.Event()
-
-        def call() -> None:
-            try:
-                function()
-            finally:
-                done.set()
-        try:
-            self.loop.call_soon_threadsafe(call)
-        except RuntimeError:  # the loop is closed already
-            return None
-        return done
-
     def _cut(self, why: str, status: int, wait: float) -> None:
         if not self.ending.acquire(blocking=False):
             return  # the main thread is ending the process cleanly
-        outcome: dict[str, int] = {}
-        done = self._call_in_loop(lambda: outcome.update(self.tracker.cut_all()))
-        # A loop thread answers the 503s, unless every one is busy (a
-        # runaway handler holding the world lock): then exiting closes
-        # the connections.
-        if done is not None:
-            done.wait(wait)
-        cut = outcome.get("cut", self.tracker.count)
-        answered = outcome.get("answered", 0)
+        # Each loop answers the 503s of its own connections, unless it is
+        # busy (a runaway handler, or one holding the world lock): then
+        # exiting closes them.
+        outcomes: list[dict[str, int]] = [{} for _ in self.servings]
+        waits = [serving.call(lambda serving=serving, out=out: out.update(serving.tracker.cut_all()))
+                 for serving, out in zip(self.servings, outcomes)]
+        deadline = time.monotonic() + wait
+        for done in waits:
+            if done is not None:
+                done.wait(max(0.0, deadline - time.monotonic()))
+        cut = sum(out.get("cut", serving.tracker.count)
+                  for serving, out in zip(self.servings, outcomes))
+        answered = sum(out.get("answered", 0) for out in outcomes)
+        outcome = any(outcomes)
         try:
             _flush_stm_log()
         except Exception as exc:  # the log is the user's: say it, but stop anyway
@@ -425,7 +570,7 @@ class InFlightRequests(tornado.httputil.HTTPServerConnectionDelegate):
             await self._idle.wait()
 
     def cut_all(self) -> dict[str, int]:
-        """Under W: answer 503 to every request in flight that has not started
+        """On the loop: answer 503 to every request in flight that has not started
         its response, close the connections of the others."""
         cut = answered = 0
         for connection in list(self.in_flight):

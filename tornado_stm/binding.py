@@ -1,0 +1,344 @@
+"""Where ``tornado-stm serve`` listens: addresses, inherited sockets, TLS and proxies.
+
+The command line names endpoints in the usual ways (``--host`` and
+``--port``, ``--bind HOST:PORT`` / ``[::1]:PORT`` / ``unix:PATH`` /
+``fd://N``, ``--fd N``); :func:`bind` turns them into listening sockets
+*before* anything is printed, so that the banner shows the real port
+(``--port 0``) and a port in use is one line of error instead of a
+banner followed by one. The sockets are handed to Tornado's
+``HTTPServer.add_sockets`` by :meth:`Listeners.start_server`, with the TLS
+context (``--certfile``/``--keyfile``) and Tornado's ``xheaders``
+(``--proxy-headers``), restricted to the peers of ``--forwarded-allow-ips``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import logging
+import os
+import socket
+import ssl
+from dataclasses import dataclass, field
+from typing import Any, Optional, Union
+
+import tornado.httpserver
+import tornado.httputil
+import tornado.netutil
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_FORWARDED_ALLOW_IPS = "127.0.0.1,::1"
+
+
+class BindError(Exception):
+    """An endpoint that cannot be listened on, or bad TLS files; one line for the user."""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One place to listen: a TCP host and port, a Unix socket path, or an inherited fd."""
+
+    kind: str                   # "tcp", "unix" or "fd"
+    host: str = ""              # "" is every interface
+    port: Optional[int] = None  # None: the --port value
+    path: str = ""
+    fd: int = -1
+
+    def describe(self, default_port: int) -> str:
+        if self.kind == "unix":
+            return f"unix:{self.path}"
+        if self.kind == "fd":
+            return f"fd {self.fd}"
+        port = default_port if self.port is None else self.port
+        host = f"[{self.host}]" if ":" in self.host else (self.host or "*")
+        return f"{host}:{port}"
+
+
+# -- argparse types: each raises ArgumentTypeError with the problem in a few words
+
+def whole_number(text: str, what: str, low: int | None = None, high: int | None = None,
+                 bounds: str = "") -> int:
+    """``text`` as an int in ``low..high`` (each optional), or ArgumentTypeError
+    naming ``what`` it is not."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+    if (low is not None and value < low) or (high is not None and value > high):
+        raise argparse.ArgumentTypeError(f"{value} is not {what}{bounds}")
+    return value
+
+
+def port_number(text: str) -> int:
+    return whole_number(text, "a port number", 0, 65535, " (0 to 65535)")
+
+
+def fd_number(text: str) -> int:
+    return whole_number(text, "a file descriptor number", 0)
+
+
+def host_name(text: str) -> str:
+    host = text.strip()
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    if any(char.isspace() for char in host) or "/" in host:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a host name or address")
+    return host
+
+
+def bind_spec(text: str) -> Endpoint:
+    """``HOST``, ``HOST:PORT``, ``[IPV6]:PORT``, ``:PORT``, ``unix:PATH`` or ``fd://N``."""
+    if text.startswith("unix:"):
+        path = text[len("unix:"):]
+        if not path:
+            raise argparse.ArgumentTypeError(f"{text!r} names no path (unix:PATH)")
+        return Endpoint("unix", path=os.path.abspath(path))
+    if text.startswith("fd://"):
+        return Endpoint("fd", fd=fd_number(text[len("fd://"):]))
+    if text.startswith("["):
+        host, bracket, rest = text[1:].partition("]")
+        if not bracket or (rest and not rest.startswith(":")):
+            raise argparse.ArgumentTypeError(f"{text!r} is not [IPV6]:PORT")
+        return Endpoint("tcp", host=host, port=port_number(rest[1:]) if rest else None)
+    if text.count(":") > 1:   # a bare IPv6 address
+        return Endpoint("tcp", host=host_name(text))
+    host, colon, port = text.partition(":")
+    return Endpoint("tcp", host=host_name(host) if host else "",
+                    port=port_number(port) if colon else None)
+
+
+class TrustedPeers:
+    """The peers whose X-Forwarded-For / X-Real-Ip / X-Scheme headers are believed.
+
+    A comma-separated list of addresses and networks (``10.0.0.0/8``), or
+    ``*`` for every peer. A peer on a Unix socket is always trusted: only a
+    local process (a reverse proxy) can reach it.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.everyone = False
+        self.networks: list[Union[ipaddress.IPv4Network, ipaddress.IPv6Network]] = []
+        for item in text.replace(" ", ",").split(","):
+            if not item:
+                continue
+            if item == "*":
+                self.everyone = True
+                continue
+            try:
+                self.networks.append(ipaddress.ip_network(item, strict=False))
+            except ValueError:
+                raise argparse.ArgumentTypeError(
+                    f"{item!r} is not an IP address or network (or *)") from None
+
+    def allows(self, context: Any) -> bool:
+        if self.everyone or getattr(context, "address_family", None) == socket.AF_UNIX:
+            return True
+        try:
+            peer = ipaddress.ip_address(getattr(context, "remote_ip", ""))
+        except ValueError:
+            return False
+        if isinstance(peer, ipaddress.IPv6Address) and peer.ipv4_mapped is not None:
+            peer = peer.ipv4_mapped
+        return any(peer in network for network in self.networks)
+
+
+def trusted_peers(text: str) -> TrustedPeers:
+    """The argparse type of ``--forwarded-allow-ips``."""
+    return TrustedPeers(text)
+
+
+class ProxyHeadersHTTPServer(tornado.httpserver.HTTPServer):
+    """Tornado's HTTPServer with ``xheaders`` applied only to trusted peers.
+
+    Tornado applies ``xheaders`` to every connection; behind a proxy that
+    lets a client reaching the server directly claim any address. A request
+    from an untrusted peer goes straight to the application, as with
+    ``xheaders=False``.
+    """
+
+    def initialize(self, *args: Any, trusted: Optional[TrustedPeers] = None,
+                   **kwargs: Any) -> None:
+        super().initialize(*args, **kwargs)
+        self.trusted = trusted
+
+    def start_request(self, server_conn: object,
+                      request_conn: tornado.httputil.HTTPConnection) -> Any:
+        context = getattr(request_conn, "context", None)
+        if self.trusted is not None and not self.trusted.allows(context):
+            assert isinstance(self.request_callback, tornado.httputil.HTTPServerConnectionDelegate)
+            return self.request_callback.start_request(server_conn, request_conn)
+        return super().start_request(server_conn, request_conn)
+
+
+@dataclass
+class Listeners:
+    """Bound sockets and how to serve them."""
+
+    sockets: list[socket.socket]             # loop 0's, the ones the banner names
+    ssl_context: Optional[ssl.SSLContext] = None
+    trusted: Optional[TrustedPeers] = None   # None: no proxy headers
+    per_loop: Optional[list[list[socket.socket]]] = None   # bind_per_loop's sets
+    servers: list[tornado.httpserver.HTTPServer] = field(default_factory=list)
+
+    def start_server(self, delegate: Any, index: int = 0) -> tornado.httpserver.HTTPServer:
+        """An HTTPServer for ``delegate`` on loop ``index``'s sockets; call it on that loop."""
+        server = ProxyHeadersHTTPServer(delegate, ssl_options=self.ssl_context,
+                                        xheaders=self.trusted is not None, trusted=self.trusted)
+        server.add_sockets(self.per_loop[index] if self.per_loop else self.sockets)
+        self.servers.append(server)
+        return server
+
+    def urls(self) -> list[str]:
+        scheme = "https" if self.ssl_context is not None else "http"
+        return [socket_url(sock, scheme) for sock in self.sockets]
+
+    def close(self) -> None:
+        for group in self.per_loop or [self.sockets]:
+            for sock in group:
+                sock.close()
+
+
+def socket_url(sock: socket.socket, scheme: str = "http") -> str:
+    """``http://127.0.0.1:8888/``, ``http://[::1]:8888/``, or ``unix:/run/app.sock``."""
+    name = sock.getsockname()
+    if sock.family == socket.AF_UNIX:
+        return f"unix:{name if isinstance(name, str) else name.decode()}"
+    host, port = name[0], name[1]
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{scheme}://{host}:{port}/"
+
+
+def tls_context(certfile: Optional[str], keyfile: Optional[str]) -> Optional[ssl.SSLContext]:
+    """The server's TLS context, or None without ``--certfile``."""
+    if keyfile and not certfile:
+        raise BindError(f"--keyfile {keyfile}: needs --certfile (the certificate)")
+    if not certfile:
+        return None
+    for option, path in (("--certfile", certfile), ("--keyfile", keyfile)):
+        if path and not os.access(path, os.R_OK):
+            why = "no such file" if not os.path.exists(path) else "not readable"
+            raise BindError(f"{option} {path}: {why}")
+
+    def no_password() -> str:
+        # Otherwise OpenSSL would prompt on the terminal for an encrypted key.
+        raise BindError(f"{'--keyfile ' + keyfile if keyfile else '--certfile ' + certfile}: "
+                        "the private key is encrypted (give an unencrypted key)")
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.set_alpn_protocols(["http/1.1"])
+    try:
+        context.load_cert_chain(certfile, keyfile, password=no_password)
+    except ssl.SSLError as exc:
+        files = f"--certfile {certfile}" + (f" --keyfile {keyfile}" if keyfile else "")
+        reason = exc.reason or str(exc)
+        if "KEY_VALUES_MISMATCH" in str(exc):
+            reason = "the private key does not match the certificate"
+        elif reason in ("PEM_LIB", "NO_START_LINE") or "PEM" in str(exc):
+            reason = "not a PEM certificate and private key"
+        raise BindError(f"{files}: {reason}") from None
+    return context
+
+
+def endpoints(hosts: Optional[list[str]], binds: Optional[list[Endpoint]],
+              fds: Optional[list[int]]) -> list[Endpoint]:
+    """Every endpoint asked for: ``--host`` (127.0.0.1 unless --bind or --fd is given),
+    then ``--bind``, then ``--fd``."""
+    result: list[Endpoint] = []
+    if hosts or not (binds or fds):
+        result += [Endpoint("tcp", host=host) for host in (hosts or [DEFAULT_HOST])]
+    result += list(binds or [])
+    result += [Endpoint("fd", fd=fd) for fd in (fds or [])]
+    return result
+
+
+def bind(wanted: list[Endpoint], port: int, *, backlog: int = 1024) -> list[socket.socket]:
+    """Listen on every endpoint, or on none (a BindError names the first that failed).
+
+    With ``--port 0`` the kernel picks a port for the first TCP endpoint
+    that uses ``--port``, and the others get that same port.
+    """
+    sockets: list[socket.socket] = []
+    try:
+        for endpoint in wanted:
+            where = endpoint.describe(port)
+            try:
+                if endpoint.kind == "unix":
+                    sockets.append(tornado.netutil.bind_unix_socket(endpoint.path,
+                                                                   backlog=backlog))
+                elif endpoint.kind == "fd":
+                    sockets.append(_inherited(endpoint.fd, backlog))
+                else:
+                    bound = tornado.netutil.bind_sockets(
+                        port if endpoint.port is None else endpoint.port,
+                        address=endpoint.host or None, backlog=backlog)
+                    if endpoint.port is None and port == 0 and bound:
+                        port = bound[0].getsockname()[1]
+                    sockets += bound
+            except BindError:
+                raise
+            except (OSError, ValueError) as exc:
+                why = getattr(exc, "strerror", None) or str(exc)
+                raise BindError(f"cannot listen on {where}: {why}") from None
+    except BindError:
+        for sock in sockets:
+            sock.close()
+        raise
+    return sockets
+
+
+def bind_per_loop(wanted: list[Endpoint], port: int, loops: int, *,
+                  backlog: int = 1024) -> list[list[socket.socket]]:
+    """The listening sockets of each of ``loops`` event loops.
+
+    Every loop accepts from the same sockets, each through a descriptor of
+    its own (``dup``), since each loop's server closes its descriptors when
+    it stops. One socket polled by every loop, rather than one
+    ``SO_REUSEPORT`` socket per loop, because only a loop that is polling
+    accepts: a loop busy with a long handler takes no new connection, where
+    the kernel's ``SO_REUSEPORT`` spreading would queue some behind it (and
+    hello world measured no slower).
+    """
+    first = bind(wanted, port, backlog=backlog)
+    sets = [first]
+    try:
+        for _ in range(loops - 1):
+            sets.append([_dup(sock) for sock in first])
+    except OSError as exc:
+        for group in sets:
+            for sock in group:
+                sock.close()
+        raise BindError(f"cannot listen on {socket_url(first[0])} again for another loop: "
+                        f"{exc.strerror or exc}") from None
+    return sets
+
+
+def _dup(sock: socket.socket) -> socket.socket:
+    copy = sock.dup()
+    copy.setblocking(False)
+    return copy
+
+
+def _inherited(fd: int, backlog: int) -> socket.socket:
+    """A listening stream socket made from an inherited descriptor (systemd, a supervisor)."""
+    try:
+        os.fstat(fd)
+    except OSError:
+        raise BindError(f"--fd {fd}: not an open file descriptor") from None
+    try:
+        sock = socket.socket(fileno=fd)
+    except OSError as exc:
+        raise BindError(f"--fd {fd}: not a socket ({exc.strerror or exc})") from None
+    if sock.type != socket.SOCK_STREAM:
+        sock.detach()
+        raise BindError(f"--fd {fd}: not a stream (TCP or Unix) socket")
+    if not sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN):
+        name = sock.getsockname()
+        if sock.family in (socket.AF_INET, socket.AF_INET6) and name[1] == 0:
+            sock.detach()
+            raise BindError(f"--fd {fd}: the socket is not bound to an address")
+        sock.listen(backlog)
+    sock.setblocking(False)
+    return sock
