@@ -3,10 +3,10 @@
 #   make run          serve the demo apps on all cores at http://127.0.0.1:8888
 #   make test         the whole suite on the GIL CPython and on a free-threaded one,
 #                     then tests/stm again under fault injection (make test-faults)
-#   make test-tornado Tornado's own test suite on the transactional loop, both interpreters
-#   make bench        every benchmark configuration side by side (about 10 minutes);
+#   make test-tornado Tornado's own test suite on the transactional loop (both interpreters) and the per-thread one
+#   make bench        every benchmark configuration side by side (about 13 minutes);
 #                     results in bench/results/latest and docs/benchmarks.md
-#   make bench-quick  the same in short runs (under 3 minutes)
+#   make bench-quick  the same in short runs (about 4 minutes)
 #
 # Two virtualenvs: .venv (the machine's python3, GIL build) and .venv-ft
 # (a free-threaded CPython found or built by scripts/python-ft).
@@ -95,6 +95,8 @@ test-tornado: venv
 	$(VENV_GIL)/bin/python -m tornado_stm.loop.tornado_suite
 	@echo "== Tornado's test suite on the transactional loop, free-threaded build"
 	$(VENV_FT)/bin/python -m tornado_stm.loop.tornado_suite
+	@echo "== Tornado's test suite on the loop of each thread (serve --loop per-thread), free-threaded build"
+	$(VENV_FT)/bin/python -m tornado_stm.loop.tornado_suite --per-thread
 
 clean:
 	rm -rf $(VENV_GIL) $(VENV_FT) .venv-pypy build *.egg-info .pytest_cache

@@ -13,6 +13,12 @@ that always hold:
 number, and every answer that depends on the walls says which version it
 saw, so a client can replay the wall changes and check those answers.
 
+Players who stop playing do not stay forever: a player not seen (no action,
+no ``touch``) for ``idle_timeout`` seconds expires, and expired players are
+removed whenever someone joins or reads the whole state. Otherwise the
+``max_players`` limit would fill up with the ghosts of closed pages and
+finished benchmark runs, and lock the game for everyone.
+
 Requests the game refuses in the current state raise ``Refused``; requests
 that are wrong whatever the state (a cell off the map, an unknown player)
 raise ``BadRequest``. This module is plain single-threaded Python: no locks.
@@ -22,7 +28,9 @@ from __future__ import annotations
 
 import heapq
 import random
+import time
 from dataclasses import dataclass
+from typing import Callable
 
 FREE = 0
 WALL = 1
@@ -48,6 +56,7 @@ class Player:
     x: int
     y: int
     moves: int = 0  # successful moves so far, so clients can order positions
+    last_seen: float = 0.0  # the game's clock when the player last acted or said it is there
 
     def to_json(self) -> dict:
         return {"id": self.id, "name": self.name, "x": self.x, "y": self.y,
@@ -96,15 +105,27 @@ def shortest_path(grid: list[list[int]], start: Cell, goal: Cell) -> list[Cell] 
 
 
 class Game:
-    """One shared map and its players."""
+    """One shared map and its players.
+
+    ``clock`` gives the time in seconds (``time.monotonic`` by default; tests
+    pass their own); ``idle_timeout`` is how long a player may go unseen.
+    """
 
     def __init__(self, width: int = 96, height: int = 64, wall_density: float = 0.2,
-                 seed: int = 2014, max_players: int = 100) -> None:
+                 seed: int = 2014, max_players: int = 100, idle_timeout: float = 60.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         if width < 2 or height < 2:
             raise ValueError("the map needs at least 2 x 2 cells")
+        if idle_timeout <= 0:
+            raise ValueError("idle_timeout must be positive")
         self.width = width
         self.height = height
         self.max_players = max_players
+        self.idle_timeout = idle_timeout
+        # A player's last_seen is refreshed at most this often: most actions
+        # then only read it, and players acting at once do not all write.
+        self.touch_every = min(5.0, idle_timeout / 4)
+        self.clock = clock
         self.grid = random_grid(width, height, wall_density, seed)
         self.walls_version = 0
         self.players: dict[int, Player] = {}
@@ -127,9 +148,32 @@ class Game:
         except KeyError:
             raise BadRequest(f"unknown player {player_id}") from None
 
+    def acting_player(self, player_id: int) -> Player:
+        """The player, now seen acting (which keeps it from expiring)."""
+        player = self.player(player_id)
+        now = self.clock()
+        if now - player.last_seen >= self.touch_every:
+            player.last_seen = now
+        return player
+
+    # -- presence ---------------------------------------------------------
+
+    def touch(self, player_id: int) -> None:
+        """The player is still there (its page is open) though it does nothing."""
+        self.acting_player(player_id)
+
+    def expire_idle(self) -> list[int]:
+        """Remove the players unseen for ``idle_timeout`` seconds; their ids."""
+        deadline = self.clock() - self.idle_timeout
+        expired = [p.id for p in self.players.values() if p.last_seen < deadline]
+        for player_id in expired:
+            self.leave(player_id)
+        return expired
+
     # -- actions ----------------------------------------------------------
 
     def join(self, name: str) -> Player:
+        self.expire_idle()
         if len(self.players) >= self.max_players:
             raise Refused(f"the game is full ({self.max_players} players)")
         player_id = self.next_player_id
@@ -145,7 +189,7 @@ class Game:
         else:
             raise Refused("no free cell left on the map")
         self.next_player_id = player_id + 1
-        player = Player(player_id, name, x, y)
+        player = Player(player_id, name, x, y, last_seen=self.clock())
         self.players[player_id] = player
         self.occupant[(x, y)] = player_id
         return player
@@ -157,7 +201,7 @@ class Game:
         self.paths.pop(player_id, None)
 
     def move(self, player_id: int, x: int, y: int) -> Player:
-        player = self.player(player_id)
+        player = self.acting_player(player_id)
         target = self.check_cell(x, y)
         if abs(x - player.x) + abs(y - player.y) != 1:
             raise Refused(f"({x}, {y}) is not next to ({player.x}, {player.y})")
@@ -173,7 +217,7 @@ class Game:
 
     def set_wall(self, player_id: int, x: int, y: int, wall: bool) -> int:
         """Build (wall=True) or destroy a wall; returns the new walls version."""
-        self.player(player_id)
+        self.acting_player(player_id)
         target = self.check_cell(x, y)
         row = self.grid[y]
         if wall:
@@ -194,7 +238,7 @@ class Game:
         It starts at the player's cell unless ``start`` is given, and is kept
         as the player's last path (the page draws it).
         """
-        player = self.player(player_id)
+        player = self.acting_player(player_id)
         goal = self.check_cell(*goal)
         start = (player.x, player.y) if start is None else self.check_cell(*start)
         path = shortest_path(self.grid, start, goal)
@@ -204,13 +248,21 @@ class Game:
             self.paths[player_id] = path
         return path, self.walls_version
 
-    def snapshot(self) -> dict:
-        """Everything a client draws, as fresh JSON-ready objects."""
-        return {
+    def snapshot(self, grid: bool = True) -> dict:
+        """Everything a client draws, as fresh JSON-ready objects.
+
+        Idle players expire first, so a snapshot never shows them. Without
+        ``grid`` the map itself is left out (a client that has the map of
+        this ``walls_version`` needs only the rest).
+        """
+        self.expire_idle()
+        state = {
             "width": self.width,
             "height": self.height,
             "walls_version": self.walls_version,
-            "grid": [list(row) for row in self.grid],
             "players": [p.to_json() for p in self.players.values()],
             "paths": {str(pid): [list(c) for c in path] for pid, path in self.paths.items()},
         }
+        if grid:
+            state["grid"] = [list(row) for row in self.grid]
+        return state

@@ -19,11 +19,21 @@ player's recorded requests and answers, and lists every violation:
 
 The map at every walls version is rebuilt from the recorded wall changes,
 which is sound because the recorded players are the only ones changing it.
+Maps are rebuilt as the checks need them, walking the versions forward
+from a copy kept every ``CHECKPOINT_EVERY`` versions, so a long run on a
+large map does not hold one map per version; the checks run in version
+order, and their findings are reported in the players' order.
+
+Shortest distances come from an A* of the checker's own (the Manhattan
+distance never overestimates on a 4-connected grid of unit steps, so it is
+exact), not from the game's code; a breadth-first search, ten times slower
+on a 200 x 200 map, is kept as the reference the tests compare it with.
 """
 
 from __future__ import annotations
 
 import collections
+import heapq
 from dataclasses import dataclass
 from typing import Any, Protocol, Sequence
 
@@ -70,13 +80,44 @@ def bfs_distance(grid: list[list[int]], start: Cell, goal: Cell) -> int | None:
     return None
 
 
+def astar_distance(grid: list[list[int]], start: Cell, goal: Cell) -> int | None:
+    """The same as :func:`bfs_distance`, found by A* with the Manhattan distance."""
+    if grid[start[1]][start[0]] or grid[goal[1]][goal[0]]:
+        return None
+    height, width = len(grid), len(grid[0])
+    gx, gy = goal
+    best = {start: 0}
+    frontier = [(abs(start[0] - gx) + abs(start[1] - gy), 0, start)]
+    while frontier:
+        _, steps, cell = heapq.heappop(frontier)
+        if cell == goal:
+            return steps
+        if steps > best[cell]:
+            continue
+        for dx, dy in STEPS:
+            nx, ny = cell[0] + dx, cell[1] + dy
+            if 0 <= nx < width and 0 <= ny < height and not grid[ny][nx] \
+                    and steps + 1 < best.get((nx, ny), steps + 2):
+                best[(nx, ny)] = steps + 1
+                heapq.heappush(frontier, (steps + 1 + abs(nx - gx) + abs(ny - gy), steps + 1,
+                                          (nx, ny)))
+    return None
+
+
+#: MapHistory keeps a copy of the map every this many versions.
+CHECKPOINT_EVERY = 64
+
+
 class MapHistory:
-    """The map at every walls version, rebuilt from the recorded wall changes."""
+    """The map at every walls version, rebuilt from the recorded wall changes.
+
+    ``at(version)`` is cheapest when called in increasing version order: it
+    walks forward from the map it built last.
+    """
 
     def __init__(self, initial_grid: list[list[int]], initial_version: int,
                  wall_events: list[Event], violations: list[str]) -> None:
         self.first = initial_version
-        self.grids = [[list(row) for row in initial_grid]]
         by_version: dict[int, Event] = {}
         for event in wall_events:
             version = event.answer.get("walls_version")
@@ -87,20 +128,39 @@ class MapHistory:
         expected = list(range(initial_version + 1, initial_version + 1 + len(by_version)))
         if sorted(by_version) != expected:
             violations.append(f"wall versions are not consecutive: {sorted(by_version)[:10]}...")
+        # Each change as (x, y, build), in version order; legality checked
+        # on one map walked forward, with a copy kept now and then.
+        self.changes: list[tuple[int, int, bool]] = []
+        self.checkpoints: list[list[list[int]]] = []
+        grid = [list(row) for row in initial_grid]
         for version in sorted(by_version):
+            if len(self.changes) % CHECKPOINT_EVERY == 0:
+                self.checkpoints.append([list(row) for row in grid])
             event = by_version[version]
             x, y, build = event.request["x"], event.request["y"], event.request["wall"]
-            grid = [list(row) for row in self.grids[-1]]
             if bool(grid[y][x]) == build:
                 violations.append(f"wall change v{version} at ({x}, {y}) was illegal: "
                                   f"the cell {'already had' if build else 'had no'} wall")
             grid[y][x] = 1 if build else 0
-            self.grids.append(grid)
+            self.changes.append((x, y, build))
+        if len(self.changes) % CHECKPOINT_EVERY == 0:
+            self.checkpoints.append(grid)
+        self.current: list[list[int]] | None = None
+        self.current_index = -1   # how many changes self.current has
 
     def at(self, version: Any) -> list[list[int]] | None:
-        if not isinstance(version, int) or not 0 <= version - self.first < len(self.grids):
+        """The map at ``version`` (shared: do not change it), None if unknown."""
+        if not isinstance(version, int) or not 0 <= version - self.first <= len(self.changes):
             return None
-        return self.grids[version - self.first]
+        index = version - self.first
+        if self.current is None or not self.current_index <= index:
+            checkpoint = index // CHECKPOINT_EVERY
+            self.current = [list(row) for row in self.checkpoints[checkpoint]]
+            self.current_index = checkpoint * CHECKPOINT_EVERY
+        for x, y, build in self.changes[self.current_index:index]:
+            self.current[y][x] = 1 if build else 0
+        self.current_index = index
+        return self.current
 
 
 def check_path(event: Event, history: MapHistory) -> str | None:
@@ -109,7 +169,7 @@ def check_path(event: Event, history: MapHistory) -> str | None:
     if grid is None:
         return f"path answer with unknown walls version {answer.get('walls_version')}"
     path = answer.get("path")
-    shortest = bfs_distance(grid, event.position, goal)
+    shortest = astar_distance(grid, event.position, goal)
     if path is None:
         return None if shortest is None else \
             f"no path from {event.position} to {goal}, but one of {shortest} steps exists"
@@ -163,25 +223,37 @@ def check_run(initial: dict, players: Sequence[RecordedPlayer]) -> list[str]:
     history = MapHistory(initial["grid"], initial["walls_version"],
                          [e for e in ok if e.action == "wall"], violations)
     trajectories = {p.id: p.trajectory for p in players}
-    for p in players:
+    # Findings by (player's index, event's index), so that they come out
+    # in the players' order although the map checks run in version order.
+    found: dict[tuple[int, int], list[str]] = collections.defaultdict(list)
+    map_checks: list[tuple[Any, tuple[int, int], int, Event]] = []
+    for i, p in enumerate(players):
         moves = 0
-        for e in p.events:
+        for j, e in enumerate(p.events):
             if e.status != 200 or not isinstance(e.answer, dict):
                 continue
-            if e.action == "path":
-                problem = check_path(e, history)
-                if problem:
-                    violations.append(f"player {p.id}: {problem}")
+            if e.action in ("path", "state"):
+                version = e.answer.get("walls_version")
+                map_checks.append((version if isinstance(version, int) else -1, (i, j),
+                                   p.id, e))
             elif e.action == "move":
                 moves += 1
                 moved = e.answer["player"]
                 target = (moved["x"], moved["y"])
                 if target != (e.request["x"], e.request["y"]) or moved["moves"] != moves:
-                    violations.append(f"player {p.id}: move answer {moved} does not match "
-                                      f"the request {e.request} and move count {moves}")
+                    found[i, j].append(f"player {p.id}: move answer {moved} does not match "
+                                       f"the request {e.request} and move count {moves}")
                 if abs(target[0] - e.position[0]) + abs(target[1] - e.position[1]) != 1:
-                    violations.append(f"player {p.id}: moved from {e.position} to {target}")
-            elif e.action == "state":
-                violations.extend(f"player {p.id}'s view: {problem}"
-                                  for problem in check_state(e.answer, history, trajectories))
+                    found[i, j].append(f"player {p.id}: moved from {e.position} to {target}")
+    map_checks.sort(key=lambda check: (check[0], check[1]))
+    for _, where, player_id, e in map_checks:
+        if e.action == "path":
+            problem = check_path(e, history)
+            if problem:
+                found[where].append(f"player {player_id}: {problem}")
+        else:
+            found[where].extend(f"player {player_id}'s view: {problem}"
+                                for problem in check_state(e.answer, history, trajectories))
+    for where in sorted(found):
+        violations.extend(found[where])
     return violations

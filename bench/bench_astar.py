@@ -2,7 +2,9 @@
 
 Each simulated player is a thread with its own keep-alive HTTP connection
 that joins the game, then loops over a fixed mix of actions until the time
-or the action budget runs out:
+or the action budget runs out, and leaves. Two mixes:
+
+``light`` (the default; the game as people play it)
 
 =========  =====  ================================================
 move        50 %  one step in a random direction
@@ -12,13 +14,30 @@ build        8 %  a wall on a random cell within 3 steps
 destroy      7 %  a wall seen in the last state within 3 steps
 =========  =====  ================================================
 
+``search`` (shaped like the 2014 PyPy-STM benchmark: most of the work in
+long A* searches over a large shared map; serve the game with a large map,
+``apps.astar_large``)
+
+=========  =====  ================================================
+path        75 %  shortest path to a far cell: at least a third of the
+                  map's width + height away, not a wall the player knows of
+move        12 %  one step in a random direction
+build        5 %  a wall on a random cell within 3 steps
+destroy      5 %  a wall seen within 3 steps
+state        3 %  the whole map and every player
+=========  =====  ================================================
+
+In the search mix players know the map they joined (the run's first state),
+so they aim at free cells and destroy walls that exist.
+
 Every answer is recorded, and afterwards the whole run is checked against
 the game's rules (``bench.astar_rules.check_run``: paths, moves, wall
 versions, states; server errors and 400s count too). Any violation fails
 the run (exit status 1).
 
 Run it: ``python -m bench.bench_astar http://127.0.0.1:8888 --players 16 --duration 10``
-(``--prefix /astar`` when the game is served under the demo app).
+(``--prefix /astar`` when the game is served under the demo app,
+``--mix search`` for the search-heavy mix).
 """
 
 from __future__ import annotations
@@ -40,9 +59,30 @@ from bench.loadgen import percentile
 
 log = logging.getLogger("bench_astar")
 
-#: The documented mix: (action, weight in percent).
-MIX = (("move", 50), ("path", 25), ("state", 10), ("build", 8), ("destroy", 7))
 WALL_RADIUS = 3
+
+
+@dataclass(frozen=True)
+class Mix:
+    """What the simulated players do: (action, weight in percent), and their path goals."""
+
+    name: str
+    weights: tuple[tuple[str, int], ...]
+    #: Goals far away (see the module docstring) instead of anywhere, and
+    #: players that start knowing the map.
+    far_goals: bool = False
+
+
+MIXES = {
+    "light": Mix("light", (("move", 50), ("path", 25), ("state", 10), ("build", 8),
+                           ("destroy", 7))),
+    "search": Mix("search", (("path", 75), ("move", 12), ("build", 5), ("destroy", 5),
+                             ("state", 3)), far_goals=True),
+}
+#: The light mix's weights, under their old name.
+MIX = MIXES["light"].weights
+#: Tries at drawing a far goal before taking the farthest one drawn.
+FAR_GOAL_TRIES = 50
 
 
 # -- talking to the server ----------------------------------------------------
@@ -101,6 +141,7 @@ class SimulatedPlayer:
     rng: random.Random
     width: int
     height: int
+    mix: Mix = MIXES["light"]
     position: Cell = (0, 0)
     trajectory: list[Cell] = field(default_factory=list)  # position after k moves
     events: list[Event] = field(default_factory=list)
@@ -115,6 +156,21 @@ class SimulatedPlayer:
         return (min(self.width - 1, max(0, x + self.rng.randint(-radius, radius))),
                 min(self.height - 1, max(0, y + self.rng.randint(-radius, radius))))
 
+    def far_goal(self) -> Cell:
+        """A cell at least a third of width + height away, not a wall we know of."""
+        far = (self.width + self.height) // 3
+        best, best_distance = self.position, -1
+        for _ in range(FAR_GOAL_TRIES):
+            cell = (self.rng.randrange(self.width), self.rng.randrange(self.height))
+            if cell in self.seen_walls:
+                continue
+            distance = abs(cell[0] - self.position[0]) + abs(cell[1] - self.position[1])
+            if distance >= far:
+                return cell
+            if distance > best_distance:
+                best, best_distance = cell, distance
+        return best
+
     def next_request(self, action: str) -> tuple[str, dict | None]:
         if action == "move":
             dx, dy = self.rng.choice(STEPS)
@@ -123,8 +179,9 @@ class SimulatedPlayer:
                 x, y = self.position[0] - dx, self.position[1] - dy
             return "move", {"player": self.id, "x": x, "y": y}
         if action == "path":
-            goal = [self.rng.randrange(self.width), self.rng.randrange(self.height)]
-            return "path", {"player": self.id, "to": goal}
+            goal = self.far_goal() if self.mix.far_goals else \
+                (self.rng.randrange(self.width), self.rng.randrange(self.height))
+            return "path", {"player": self.id, "to": list(goal)}
         if action == "state":
             return "state", None
         if action == "build":
@@ -138,8 +195,8 @@ class SimulatedPlayer:
 
     def play(self, client: GameClient, deadline: float, max_actions: int,
              failures: list[str]) -> None:
-        actions = [a for a, _ in MIX]
-        weights = [w for _, w in MIX]
+        actions = [a for a, _ in self.mix.weights]
+        weights = [w for _, w in self.mix.weights]
         try:
             for _ in range(max_actions):
                 if time.monotonic() >= deadline:
@@ -172,6 +229,7 @@ class RunResult:
     by_action: dict[str, dict[int, int]]
     violations: list[str]
     failures: list[str]
+    mix: str = "light"
 
     @property
     def requests_per_second(self) -> float:
@@ -183,6 +241,7 @@ class RunResult:
     def summary(self) -> dict:
         p50, p99 = self.percentile(0.50), self.percentile(0.99)
         return {
+            "mix": self.mix,
             "requests": self.requests,
             "seconds": round(self.seconds, 3),
             "requests_per_second": round(self.requests_per_second, 2),
@@ -196,8 +255,13 @@ class RunResult:
 
 
 def run_players(base_url: str, *, players: int = 16, duration: float = 10.0,
-                max_actions: int = 10**9, prefix: str = "", seed: int = 1) -> RunResult:
-    """Join ``players`` players, play until ``duration`` or ``max_actions`` each, check."""
+                max_actions: int = 10**9, prefix: str = "", seed: int = 1,
+                mix: str | Mix = "light") -> RunResult:
+    """Join ``players`` players, play until ``duration`` or ``max_actions`` each, leave, check.
+
+    ``mix``: a name of ``MIXES`` or a ``Mix``.
+    """
+    mix = MIXES[mix] if isinstance(mix, str) else mix
     setup = GameClient(base_url, prefix)
     try:
         joined = []
@@ -213,7 +277,11 @@ def run_players(base_url: str, *, players: int = 16, duration: float = 10.0,
         setup.close()
     width, height = initial["width"], initial["height"]
     simulated = [SimulatedPlayer(p["id"], (p["x"], p["y"]), random.Random(seed * 1000 + i),
-                                 width, height) for i, p in enumerate(joined)]
+                                 width, height, mix) for i, p in enumerate(joined)]
+    if mix.far_goals:
+        known = {(x, y) for y, row in enumerate(initial["grid"]) for x, v in enumerate(row) if v}
+        for player in simulated:
+            player.seen_walls = set(known)
     failures: list[str] = []
     started = time.monotonic()
     deadline = started + duration
@@ -226,13 +294,26 @@ def run_players(base_url: str, *, players: int = 16, duration: float = 10.0,
     for t in threads:
         t.join()
     elapsed = time.monotonic() - started
+    leave(base_url, prefix, [p.id for p in simulated])
     events = [e for p in simulated for e in p.events]
     by_action: dict[str, dict[int, int]] = {}
     for e in events:
         counts = by_action.setdefault(e.action, {})
         counts[e.status] = counts.get(e.status, 0) + 1
     return RunResult(len(events), elapsed, [e.seconds for e in events], by_action,
-                     check_run(initial, simulated), failures)
+                     check_run(initial, simulated), failures, mix.name)
+
+
+def leave(base_url: str, prefix: str, player_ids: list[int]) -> None:
+    """The players leave, making room for the next run (best effort: not checked)."""
+    client = GameClient(base_url, prefix)
+    try:
+        for player_id in player_ids:
+            client.call("leave", {"player": player_id})
+    except OSError as exc:
+        log.warning("players could not leave: %s", exc)
+    finally:
+        client.close()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -246,11 +327,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-actions", type=int, default=10**9,
                         help="stop each player after this many actions")
     parser.add_argument("--seed", type=int, default=1, help="seed of the players' choices")
+    parser.add_argument("--mix", choices=sorted(MIXES), default="light",
+                        help="light: the game as played (default); search: long searches "
+                        "for far goals, for a large map")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
     result = run_players(args.url, players=args.players, duration=args.duration,
-                         max_actions=args.max_actions, prefix=args.prefix, seed=args.seed)
+                         max_actions=args.max_actions, prefix=args.prefix, seed=args.seed,
+                         mix=args.mix)
     summary = result.summary()
     if args.json:
         print(json.dumps(summary, indent=2))

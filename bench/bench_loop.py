@@ -56,7 +56,8 @@ def stock_server() -> Server:
 
 def stm_server(label: str, *options: str) -> Server:
     return Server(label, [sys.executable, "-m", "tornado_stm", "serve", "e2e_app:make_app",
-                          "--port", "{port}", "--shutdown-timeout", "2", *options])
+                          "--port", "{port}", "--shutdown-timeout", "2", "--no-access-log",
+                          *options])
 
 
 def measure(server: Server, path: str, seconds: float, connections: int,

@@ -90,7 +90,7 @@ def run(connections: int = 10000, threads: int = 2, timeout: float = 240.0,
     port = free_port()
     argv = [sys.executable, "-m", "bench.with_nofile", str(needed), sys.executable, "-m",
             "tornado_stm", "serve", "e2e_app:make_app", "--port", str(port),
-            "--threads", str(threads)]
+            "--threads", str(threads), "--no-access-log"]
     env = {"PYTHONPATH": os.pathsep.join(filter(None, [REPO_ROOT, os.environ.get("PYTHONPATH")]))}
     server = start_server(argv, port, os.path.join(out_dir, f"connections-{port}.out"),
                           cwd=APP_DIR, probe="/hello", env=env)

@@ -35,8 +35,10 @@ BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 WORKLOAD_TITLES = {
     "primes": "Primes (CPU-bound, no shared state)",
     "astar": "A-star game (shared map, rules checked)",
+    "astar2014": "A-star, 2014 style (long searches on a 200x200 shared map, rules checked)",
     "hello": "Hello world (the loop's own cost)",
     "mixed": "Hello world behind slow primes requests (pipelining)",
+    "async": "async def handlers (await a timer, then compute)",
 }
 FAMILY_COLOURS = {"stock": "#7f7f7f", "processes": "#bcbd22", "stm": "#1f77b4", "go": "#2ca02c"}
 

@@ -6,12 +6,21 @@ Workloads (see docs/benchmarks.md for what each row means):
   as in 2014 (``siege -c 50 -t 20s``);
 * ``astar``: ``bench_astar``'s simulated players, which check the game's
   rules on every answer (any violation fails the run);
+* ``astar2014``: the same players in the search-heavy mix (long searches
+  for far goals) on the game's large map (``apps.astar_large``, 200 x 200),
+  shaped like the 2014 PyPy-STM benchmark; rules checked the same way;
 * ``hello``: ``GET /`` loaded by wrk with 32 keep-alive connections, to show
   what the transactional loop itself costs per request against stock asyncio,
   with pipelining on and off;
 * ``mixed``: hello world on 8 connections while one siege user keeps asking
   for primes: how long quick requests wait behind a slow handler, which is
-  what pipelining (polling while sections run) is for.
+  what pipelining (polling while sections run) is for;
+* ``async``: ``GET /work`` of ``apps.asyncmix`` loaded by wrk with 16
+  keep-alive connections: an ``async def`` handler that awaits a 5 ms timer,
+  then computes (about 5 ms of trial division).
+
+``--stm-serve-args`` runs every tornado-stm row once per set of extra
+``tornado-stm serve`` arguments (e.g. once per loop mode).
 
 Each configuration's server is started on a free loopback port, warmed up,
 measured and stopped; tornado-stm servers write a PYPYSTM log, which
@@ -29,6 +38,7 @@ import logging
 import os
 import platform
 import re
+import shlex
 import shutil
 import sys
 import time
@@ -38,7 +48,7 @@ from typing import Any, Callable
 
 from bench import report
 from bench.bench_astar import run_players
-from bench.configs import Config, all_configs
+from bench.configs import WORKLOADS, Config, all_configs
 from bench.loadgen import LoadFailed, run_siege, run_wrk
 from bench.serverproc import REPO_ROOT, ServerFailed, free_port, start_server
 from bench.stmstats import stm_stats
@@ -46,6 +56,9 @@ from bench.stmstats import stm_stats
 log = logging.getLogger("bench")
 
 RESULTS_DIR = os.path.join(REPO_ROOT, "bench", "results")
+
+#: The game's workloads and the bench_astar mix each plays.
+ASTAR_MIXES = {"astar": "light", "astar2014": "search"}
 
 
 @dataclass
@@ -60,6 +73,7 @@ class Settings:
     hello_connections: int = 32
     mixed_connections: int = 8
     mixed_primes_users: int = 1  # one slow request at a time, always one
+    async_connections: int = 16
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "Settings":
@@ -81,8 +95,14 @@ class Settings:
         if workload == "astar":
             return (f"bench_astar: {self.astar_players} players for "
                     f"{self.astar_seconds:g}s, rules checked on every answer")
+        if workload == "astar2014":
+            return (f"bench_astar --mix search: {self.astar_players} players for "
+                    f"{self.astar_seconds:g}s on a 200x200 map, rules checked on every answer")
         if workload == "hello":
             return f"wrk -c {self.hello_connections} -d {self.hello_seconds:g}s --latency /"
+        if workload == "async":
+            return (f"wrk -c {self.async_connections} -d {self.hello_seconds:g}s --latency "
+                    f"/work (await 5 ms, then about 5 ms of CPU)")
         return (f"wrk -c {self.mixed_connections} -d {self.hello_seconds:g}s --latency / while "
                 f"siege -c {self.mixed_primes_users} asks for /primes/{self.primes_n}")
 
@@ -95,11 +115,12 @@ def warm_up(config: Config, url: str, settings: Settings) -> list[str]:
     would eat the first seconds of the measurement. Returns the game rules
     the warm-up saw broken (it is a real run too).
     """
-    if config.workload == "astar":  # its players wait for every answer
+    if config.workload in ASTAR_MIXES:  # its players wait for every answer
         result = run_players(url, players=settings.astar_players,
-                             duration=settings.warmup_seconds, seed=2)
+                             duration=settings.warmup_seconds, seed=2,
+                             mix=ASTAR_MIXES[config.workload])
         return result.violations + result.failures
-    path = f"/primes/{settings.primes_n}" if config.workload == "primes" else "/"
+    path = {"primes": f"/primes/{settings.primes_n}", "async": "/work"}.get(config.workload, "/")
     deadline = time.monotonic() + settings.warmup_seconds
     connection = http.client.HTTPConnection(urllib.parse.urlsplit(url).hostname,
                                             urllib.parse.urlsplit(url).port, timeout=60)
@@ -130,8 +151,10 @@ def measure(config: Config, url: str, settings: Settings) -> dict[str, Any]:
                           timeout=30).to_json()
             row["background"] = slow.result().to_json()
         return row
+    if config.workload == "async":
+        return run_wrk(f"{url}/work", settings.async_connections, settings.hello_seconds).to_json()
     result = run_players(url, players=settings.astar_players, duration=settings.astar_seconds,
-                         seed=1)
+                         seed=1, mix=ASTAR_MIXES[config.workload])
     summary = result.summary()
     summary["tool"] = "bench_astar"
     # A refused move (409) is the game working; anything else is a failure.
@@ -238,18 +261,23 @@ def main(argv: list[str] | None = None) -> int:
         description="Run every benchmark configuration side by side and write JSON, "
         "a markdown table and a PNG plot.")
     parser.add_argument("--quick", action="store_true",
-                        help="short runs (under 3 minutes in all), for routine use")
-    parser.add_argument("--only", nargs="+", choices=("primes", "astar", "hello", "mixed"),
+                        help="short runs (about 4 minutes in all), for routine use")
+    parser.add_argument("--only", nargs="+", choices=WORKLOADS,
                         help="run only these workloads")
     parser.add_argument("--primes-users", type=int, help="siege concurrent users (50, quick 4)")
     parser.add_argument("--primes-seconds", type=float, help="siege duration (20, quick 5)")
-    parser.add_argument("--astar-seconds", type=float, help="bench_astar duration (20, quick 5)")
+    parser.add_argument("--astar-seconds", type=float,
+                        help="bench_astar duration, astar and astar2014 (20, quick 5)")
     parser.add_argument("--hello-seconds", type=float,
-                        help="wrk duration, hello and mixed (10, quick 3)")
+                        help="wrk duration, hello, mixed and async (10, quick 3)")
     parser.add_argument("--warmup-seconds", type=float, help="load before measuring (3, quick 1)")
     parser.add_argument("--rounds", type=int, default=1,
                         help="run every configuration this many times, taking turns, and "
                         "report each one's median round (default 1)")
+    parser.add_argument("--stm-serve-args", action="append", metavar="ARGS",
+                        help="extra `tornado-stm serve` arguments, as one string; repeat it to "
+                        "run every tornado-stm row once per value, e.g. "
+                        "--stm-serve-args='--loop shared' --stm-serve-args='--loop per-thread'")
     parser.add_argument("--out", help="results directory (default bench/results/<UTC time>, "
                         "then copied to bench/results/latest)")
     parser.add_argument("--update-docs", action="store_true",
@@ -263,7 +291,10 @@ def main(argv: list[str] | None = None) -> int:
     out_dir = args.out or os.path.join(RESULTS_DIR, stamp)
     os.makedirs(out_dir, exist_ok=True)
     cores = os.cpu_count() or 1
-    configs = [c for c in all_configs(cores) if not args.only or c.workload in args.only]
+    variants = None if args.stm_serve_args is None else \
+        [shlex.split(value) for value in args.stm_serve_args]
+    configs = [c for c in all_configs(cores, variants)
+               if not args.only or c.workload in args.only]
 
     # Configurations take turns, round after round, so that a machine
     # that gets busier or quieter during the run affects them all alike.
@@ -285,8 +316,7 @@ def main(argv: list[str] | None = None) -> int:
         "argv": ["python", "-m", "bench.run", *(argv if argv is not None else sys.argv[1:])],
         "seconds": round(time.time() - started, 1),
         "machine": machine_facts(),
-        "loads": {w: settings.load_description(w)
-                  for w in ("primes", "astar", "hello", "mixed")},
+        "loads": {w: settings.load_description(w) for w in WORKLOADS},
         "rows": report.with_ratios(rows),
     }
     paths = report.write_all(results, out_dir)

@@ -100,7 +100,7 @@ def main() -> int:
     port = free_port()
     argv = ([part.replace("{port}", str(port)) for part in args.server] if args.server else
             [sys.executable, "-m", "tornado_stm", "serve", "apps.demo:make_app",
-             "--port", str(port), "--threads", str(args.threads)])
+             "--port", str(port), "--threads", str(args.threads), "--no-access-log"])
     env = {"PYTHONPATH": os.pathsep.join(filter(None, [REPO_ROOT, os.environ.get("PYTHONPATH")]))}
     server = start_server(argv, port, f"/tmp/soak-{port}.out", env=env)
     samples: list[int] = []

@@ -77,3 +77,9 @@ def test_replot_command_reads_the_docs_page(tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as exit_info:
         report.main(["--page", str(tmp_path / "missing.md"), "-o", str(out)])
     assert exit_info.value.code == 2
+
+
+def test_every_workload_has_a_title() -> None:
+    from bench.configs import WORKLOADS
+
+    assert list(report.WORKLOAD_TITLES) == list(WORKLOADS)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from typing import Iterator
+from typing import Iterator, Sequence
 
 import pytest
 
@@ -20,13 +20,19 @@ def tornado_stm_serve_exists() -> bool:
     return importlib.util.find_spec("tornado_stm.serve") is not None
 
 
-def server_command(kind: str, target: str, port: int) -> list[str]:
-    """How to serve ``target`` (``module:factory``) on ``port`` with stock Tornado or tornado-stm."""
+def server_command(kind: str, target: str, port: int,
+                   instrument: Sequence[str] = ()) -> list[str]:
+    """How to serve ``target`` (``module:factory``) on ``port`` with stock Tornado or tornado-stm.
+
+    ``instrument``: module patterns for tornado-stm when the app's handlers
+    are not in the target's own package (a test's factory around ``apps``).
+    """
     if kind == "stock":
         module = target.split(":")[0]
         return [sys.executable, "-m", module, "--port", str(port)]
+    patterns = [arg for pattern in instrument for arg in ("--instrument", pattern)]
     return [sys.executable, "-m", "tornado_stm", "serve", target, "--port", str(port),
-            "--threads", "2"]
+            "--threads", "2", *patterns]
 
 
 SERVER_KINDS = [
@@ -36,9 +42,9 @@ SERVER_KINDS = [
 ]
 
 
-def serve(kind: str, target: str, log_dir) -> ServerProcess:
+def serve(kind: str, target: str, log_dir, instrument: Sequence[str] = ()) -> ServerProcess:
     port = free_port()
-    return start_server(server_command(kind, target, port), port,
+    return start_server(server_command(kind, target, port, instrument), port,
                         str(log_dir / f"{kind}-server.log"))
 
 
@@ -49,5 +55,23 @@ def demo_server(request: pytest.FixtureRequest, tmp_path_factory) -> Iterator[Se
     One server per test module: the tests tolerate each other's players.
     """
     server = serve(request.param, "apps.demo:make_app", tmp_path_factory.mktemp("server"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module", params=SERVER_KINDS)
+def short_idle_server(request: pytest.FixtureRequest, tmp_path_factory) -> Iterator[ServerProcess]:
+    """The game alone, with room for 3 players who expire after 4 idle seconds."""
+    server = serve(request.param, "tests.apps.astar_short_idle:make_app",
+                   tmp_path_factory.mktemp("server"),
+                   instrument=["apps", "apps.*", "tests.apps.astar_short_idle"])
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module", params=SERVER_KINDS)
+def large_astar_server(request: pytest.FixtureRequest, tmp_path_factory) -> Iterator[ServerProcess]:
+    """The game alone on its large map (apps.astar_large), for the search-heavy mix."""
+    server = serve(request.param, "apps.astar_large:make_app", tmp_path_factory.mktemp("server"))
     yield server
     server.stop()

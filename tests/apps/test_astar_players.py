@@ -17,7 +17,7 @@ import sys
 import pytest
 
 from bench.astar_rules import Event, check_run
-from bench.bench_astar import GameClient, SimulatedPlayer, run_players
+from bench.bench_astar import MIXES, GameClient, SimulatedPlayer, run_players
 
 
 def test_concurrent_players_never_break_the_rules(demo_server) -> None:
@@ -95,3 +95,23 @@ def test_bench_astar_command_reports_a_clean_run(demo_server) -> None:
     summary = json.loads(done.stdout)
     assert summary["requests"] == 60 and summary["violations"] == 0
     assert summary["client_failures"] == []
+
+
+def test_search_mix_on_the_large_map_keeps_the_rules(large_astar_server) -> None:
+    result = run_players(large_astar_server.url, players=4, duration=120, max_actions=25,
+                         seed=3, mix="search")
+    assert result.failures == [] and result.violations == []
+    assert result.requests == 4 * 25 and result.mix == "search"
+    assert result.by_action["path"].get(200, 0) > 0.5 * 4 * 25
+    state = GameClient(large_astar_server.url).call("state")[1]
+    assert (state["width"], state["height"]) == (200, 200)
+    assert state["players"] == []  # the players left when the run ended
+
+
+def test_far_goals_are_far_and_not_known_walls() -> None:
+    mix = MIXES["search"]
+    player = SimulatedPlayer(1, (0, 0), random.Random(5), 200, 200, mix)
+    player.seen_walls = {(x, y) for x in range(200) for y in range(200) if (x + y) % 3 == 0}
+    for _ in range(200):
+        goal = player.far_goal()
+        assert goal not in player.seen_walls and goal[0] + goal[1] >= 400 // 3

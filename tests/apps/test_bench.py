@@ -129,3 +129,60 @@ def test_rounds_report_the_median_and_never_hide_a_bad_round() -> None:
     assert row["rounds_requests_per_second"] == [5.0, 1.0, 3.0]
     rounds[1] = {"status": "violations", "requests_per_second": 9.0, "violations": 2}
     assert median_row(rounds)["status"] == "violations"
+
+
+def test_tornado_stm_rows_come_once_per_variant_of_serve_arguments() -> None:
+    from bench.configs import WORKLOADS, variant_slug
+
+    plain = all_configs(2)
+    loops = [["--loop", "shared"], ["--loop", "per-thread"]]
+    both = all_configs(2, loops)
+    assert {c.workload for c in plain} == set(WORKLOADS)
+    stm_plain = [c for c in plain if c.family == "stm"]
+    stm_both = [c for c in both if c.family == "stm"]
+    # By default: the loop per thread at 1..cores threads, the shared loop at
+    # every core, the shared loop without pipelining for the stateless rows.
+    shared = [c for c in stm_plain if "--loop shared" in c.label]
+    nopipe = [c for c in stm_plain if "pipelining off" in c.label]
+    per_thread = [c for c in stm_plain if c not in shared and c not in nopipe]
+    assert len(shared) == len(WORKLOADS) and all(c.key.startswith("stm-2") for c in shared)
+    # Explicit variants replace that: each row once per variant, except that
+    # --no-pipelining goes with the shared loop only.
+    assert len(stm_both) == 2 * len(per_thread) + len(nopipe)
+    assert all("shared" in c.key for c in stm_both if "nopipe" in c.key)
+    assert [c for c in both if c.family != "stm"] == [c for c in plain if c.family != "stm"]
+    keys = [(c.workload, c.key) for c in both]
+    assert len(keys) == len(set(keys))  # every row still has its own key
+    assert variant_slug(["--loop", "per-thread"]) == "loop-per-thread"
+    for config in stm_both:
+        if config.argv is None:
+            continue  # tornado-stm not runnable here: the row says why
+        args = next(a for a in loops if variant_slug(a) in config.key)
+        command = config.command(8888)
+        assert command[-len(args):] == args or command[-len(args) - 1:-1] == args
+        assert " ".join(args) in config.label
+    # The game's workloads have no forked-process peer, the stateless ones do.
+    peers = {c.workload: c for c in plain if c.family == "processes"}
+    assert peers["astar"].unavailable and peers["astar2014"].unavailable
+    assert not peers["async"].unavailable or "venv" in peers["async"].unavailable
+
+
+def test_run_accepts_the_new_workloads_and_serve_arguments(monkeypatch, tmp_path) -> None:
+    from bench import run
+
+    seen = {}
+
+    def no_run(config, settings, out_dir, progress):
+        seen.setdefault(config.workload, []).append(config.key)
+        return {"workload": config.workload, "key": config.key, "label": config.label,
+                "family": config.family, "interpreter": config.interpreter,
+                "status": "not available", "reason": "not run by this test"}
+
+    monkeypatch.setattr(run, "run_config", no_run)
+    monkeypatch.setattr(run.report, "plot", lambda results, path: None)
+    status = run.main(["--only", "astar2014", "async", "--stm-serve-args=--loop per-thread",
+                       "--out", str(tmp_path)])
+    assert status == 0 and set(seen) == {"astar2014", "async"}
+    assert "stm-2-loop-per-thread" in seen["async"]
+    loads = json.loads((tmp_path / "results.json").read_text())["loads"]
+    assert "--mix search" in loads["astar2014"] and "/work" in loads["async"]
