@@ -26,6 +26,8 @@ import tornado.httpserver
 import tornado.httputil
 import tornado.netutil
 
+from tornado_stm.loop.balance import ConnectionBalancer, LoadCountingServer
+
 logger = logging.getLogger(__name__)
 
 DEFAULT_HOST = "127.0.0.1"
@@ -150,7 +152,7 @@ def trusted_peers(text: str) -> TrustedPeers:
     return TrustedPeers(text)
 
 
-class ProxyHeadersHTTPServer(tornado.httpserver.HTTPServer):
+class ProxyHeadersHTTPServer(LoadCountingServer, tornado.httpserver.HTTPServer):
     """Tornado's HTTPServer with ``xheaders`` applied only to trusted peers.
 
     Tornado applies ``xheaders`` to every connection; behind a proxy that
@@ -169,7 +171,8 @@ class ProxyHeadersHTTPServer(tornado.httpserver.HTTPServer):
         context = getattr(request_conn, "context", None)
         if self.trusted is not None and not self.trusted.allows(context):
             assert isinstance(self.request_callback, tornado.httputil.HTTPServerConnectionDelegate)
-            return self.request_callback.start_request(server_conn, request_conn)
+            return self.count_request(
+                self.request_callback.start_request(server_conn, request_conn), server_conn)
         return super().start_request(server_conn, request_conn)
 
 
@@ -182,12 +185,21 @@ class Listeners:
     trusted: Optional[TrustedPeers] = None   # None: no proxy headers
     per_loop: Optional[list[list[socket.socket]]] = None   # bind_per_loop's sets
     servers: list[tornado.httpserver.HTTPServer] = field(default_factory=list)
+    balancer: Optional[ConnectionBalancer] = None          # more than one loop
+
+    def __post_init__(self) -> None:
+        if self.per_loop is not None and len(self.per_loop) > 1:
+            self.balancer = ConnectionBalancer(len(self.per_loop))
 
     def start_server(self, delegate: Any, index: int = 0) -> tornado.httpserver.HTTPServer:
         """An HTTPServer for ``delegate`` on loop ``index``'s sockets; call it on that loop."""
         server = ProxyHeadersHTTPServer(delegate, ssl_options=self.ssl_context,
                                         xheaders=self.trusted is not None, trusted=self.trusted)
-        server.add_sockets(self.per_loop[index] if self.per_loop else self.sockets)
+        if self.balancer is not None and self.per_loop is not None:
+            # Connections go to the least busy loop (tornado_stm.loop.balance).
+            self.balancer.attach(index, server, self.per_loop[index])
+        else:
+            server.add_sockets(self.per_loop[index] if self.per_loop else self.sockets)
         self.servers.append(server)
         return server
 

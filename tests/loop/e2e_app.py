@@ -118,6 +118,14 @@ class ParallelHandler(tornado.web.RequestHandler):
         self.write({"primes": primes})
 
 
+class BusyHandler(tornado.web.RequestHandler):
+    """Keeps its loop's thread busy (a blocking wait), then names the thread."""
+
+    def get(self, tenths: str) -> None:
+        time.sleep(int(tenths) / 10)
+        self.write({"thread": threading.current_thread().name})
+
+
 class SpansHandler(tornado.web.RequestHandler):
     def get(self) -> None:
         self.write({"spans": SECTION_SPANS})
@@ -142,6 +150,7 @@ def make_app() -> tornado.web.Application:
         (r"/slow/(\d+)", SlowHandler),
         (r"/drip/(\d+)", DripHandler),
         (r"/parallel/(\d+)", ParallelHandler),
+        (r"/busy/(\d+)", BusyHandler),
         (r"/spans", SpansHandler),
         (r"/ws", EchoWebSocket),
     ], static_path=STATIC_PATH, cookie_secret="e2e-tests-only", compress_response=True)

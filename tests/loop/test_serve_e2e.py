@@ -8,9 +8,11 @@ for header (less those that carry the time) and byte for byte.
 from __future__ import annotations
 
 import asyncio
+import collections
 import http.client
 import json
 import socket
+import time
 from typing import Iterable, Optional
 
 import pytest
@@ -208,6 +210,32 @@ def test_sections_that_give_the_world_lock_up_overlap(servers) -> None:
                       if a is not b and a[0] < b[1] and b[0] < a[1])
     assert len(threads) == 2, spans
     assert overlapping > 0, spans
+
+
+def test_a_burst_of_connections_is_spread_over_the_loops(servers) -> None:
+    """Eight connections opened together while both loops are idle: each loop serves some.
+
+    The connections are all open before any request is sent, so they wait
+    in the listening socket's queue together. Tornado's accept handler
+    takes every waiting connection in one wake-up: without the balancer
+    (tornado_stm.loop.balance) the first loop to wake kept the whole burst
+    and served it alone, one request after another.
+    """
+    stm, _ = servers
+    connections = [http.client.HTTPConnection("127.0.0.1", stm.port, timeout=60)
+                   for _ in range(8)]
+    for connection in connections:
+        connection.connect()
+    time.sleep(0.3)   # every connection accepted (by whichever loop) before a request
+    for connection in connections:
+        connection.request("GET", "/busy/3")
+    served = collections.Counter()
+    for connection in connections:
+        response = connection.getresponse()
+        assert response.status == 200
+        served[json.loads(response.read())["thread"]] += 1
+        connection.close()
+    assert len(served) == 2 and min(served.values()) >= 2, served
 
 
 @pytest.mark.parametrize("raw", [

@@ -5,10 +5,12 @@ framework code under the world lock W, so only handler bodies run in
 parallel. Here each of N threads runs a loop of its own, as the fastest
 free-threaded Python servers do: every loop polls the same listening
 socket (``binding.bind_per_loop``), so a loop busy with a long handler
-accepts nothing while an idle one takes the new connection, and a
-connection stays on the loop that accepted it. Tornado supports one ``IOLoop`` per thread, and a connection's objects
-(its stream, request, handler) are touched by its own thread only, so
-framework code needs no W at all.
+accepts nothing while an idle one takes the new connection; the loop that
+accepts gives it to the least busy loop (:mod:`.balance`), and a
+connection stays on the loop it was given to. Tornado supports one
+``IOLoop`` per thread, and a connection's objects (its stream, request,
+handler) are touched by its own thread only, so framework code needs no
+W at all.
 
 W keeps the jobs that must be serial:
 
