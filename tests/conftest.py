@@ -1,4 +1,4 @@
-"""Shared pytest set-up: interpreter facts and the ``freethreaded`` marker."""
+"""Shared pytest set-up: the engine started, interpreter facts, the ``freethreaded`` marker."""
 
 from __future__ import annotations
 
@@ -6,8 +6,14 @@ import sys
 
 import pytest
 
+from tornado_stm import stm
+
 #: True on a free-threaded CPython running with the GIL disabled.
 FREE_THREADED = hasattr(sys, "_is_gil_enabled") and not sys._is_gil_enabled()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    stm.start()   # as every entry point does, before application code is loaded
 
 
 def pytest_report_header(config: pytest.Config) -> str:

@@ -20,7 +20,7 @@ import sys
 import traceback
 from types import ModuleType
 
-from tornado_stm import instrument, pypystm, transaction
+from tornado_stm import instrument, pypystm, stm, transaction
 from tornado_stm.stm import flush_log
 from tornado_stm.stm.log import LogPathError, configure
 from tornado_stm.stm.section import module_body
@@ -93,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
                   f"writing the log to {written} (--force overwrites)", file=sys.stderr)
         else:
             print(f"tornado-stm exec: writing the PYPYSTM log to {written}", file=sys.stderr)
+    stm.start()
     try:
         code = instrument.compile_instrumented(source, script)
     except SyntaxError as exc:

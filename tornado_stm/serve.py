@@ -356,9 +356,10 @@ def _prepare_instrumentation(backend: str, patterns: Optional[list[str]],
     """Install the import hook before the app is imported; say what it selects."""
     if backend != "stm":
         return f"{backend} (no instrumentation)"
-    from tornado_stm import appload
+    from tornado_stm import appload, stm
     from tornado_stm.instrument import package_patterns
 
+    stm.start()
     if patterns:
         appload.install_finder(patterns, None)
         return "--instrument " + ", ".join(patterns)

@@ -22,7 +22,7 @@ from types import CodeType, ModuleType
 from typing import Optional, Sequence
 
 from tornado_stm.instrument.rewriter import GLOBALS_NAME, RUNTIME_NAMES, rewrite
-from tornado_stm.stm import barriers
+from tornado_stm.stm import barriers, start
 from tornado_stm.stm.registry import register_code
 from tornado_stm.stm.section import entry, module_body
 
@@ -31,6 +31,7 @@ logger = logging.getLogger(__name__)
 
 def runtime_namespace() -> dict[str, object]:
     """The names the rewritten code refers to, for a module's globals."""
+    start()    # the C barriers must be in place before they are handed out
     names: dict[str, object] = {name: getattr(barriers, attr) for name, attr in RUNTIME_NAMES.items()}
     names.update(_stm_entry=entry, _stm_operator=operator, _stm_slice=slice)
     return names

@@ -87,7 +87,7 @@ def _respond(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
     if handler is None and args:            # RequestHandler.write(self, ...)
         handler = args[0]
     if not _can_hold(handler):
-        barriers._inevitable(tx, f"call to {policy.qualified_name(f)}")
+        tx.become_inevitable(f"call to {policy.qualified_name(f)}")
         return f(*args, **kwargs)
     _Recording.for_attempt(tx, handler)
     args = tuple(barriers.deep_view(tx, arg) for arg in args)
@@ -189,7 +189,7 @@ class _HeldConnection:
             return lambda *args: self._hold(name, args)
         if name == "detach":
             # The connection leaves Tornado's hands: nothing can be held back after this.
-            barriers._inevitable(self._recording.tx, "detaching a connection")
+            self._recording.tx.become_inevitable("detaching a connection")
             return self._real.detach
         return getattr(self._real, name)
 

@@ -2,6 +2,8 @@
 
 Interface for the rest of tornado-stm:
 
+* :func:`start` makes the engine ready (special calls, C barriers); the
+  entry points call it once, before application code is loaded.
 * :func:`run_section(fn, args, kwargs)` runs one call as an atomic section
   (retried until it commits). On a thread holding the world lock W it
   gives W up while optimistic and ends holding W again; on other threads
@@ -30,6 +32,8 @@ safe-call table), ``attrkinds`` (what an attribute access may run),
 
 from __future__ import annotations
 
+import threading
+
 from tornado_stm.stm.log import configure as configure_log
 from tornado_stm.stm.log import flush_log
 from tornado_stm.stm.section import MAX_ABORTS, entry, run_section
@@ -39,8 +43,8 @@ from tornado_stm.stm.txn import AbortSection, current
 from tornado_stm.stm.worldlock import WORLD_LOCK
 
 __all__ = ["AbortSection", "MAX_ABORTS", "WORLD_LOCK", "become_inevitable", "configure_log",
-           "current", "entry",
-           "flush_log", "is_atomic", "reset_stats", "run_section", "stats"]
+           "current", "entry", "flush_log", "is_atomic", "reset_stats", "run_section", "start",
+           "stats"]
 
 
 def is_atomic() -> bool:
@@ -55,5 +59,25 @@ def become_inevitable(cause: str = "requested") -> None:
         tx.become_inevitable(cause)
 
 
-# The barriers module registers its special calls with the policy on import.
-from tornado_stm.stm import barriers as _barriers  # noqa: E402,F401
+_started = False
+_start_lock = threading.Lock()
+
+
+def start() -> None:
+    """Make the engine ready; entry points call it before any application code is loaded.
+
+    It enters the builtins that act like barriers in the policy table
+    (:mod:`.specials`) and, when the C extension loaded, puts the C
+    barriers in place of the hot Python ones (:mod:`.fastpath`). Nothing
+    of this happens at import. Calling it again does nothing; preparing
+    instrumented code calls it too, so that no caller can forget it.
+    """
+    global _started
+    with _start_lock:
+        if _started:
+            return
+        from tornado_stm.stm import barriers, fastpath, specials
+
+        specials.register()
+        fastpath.install(vars(barriers))
+        _started = True

@@ -39,7 +39,7 @@ IMMUTABLE_TYPES = frozenset({int, float, complex, str, bytes, bool, type(None), 
 
 _SAFE_SETATTRS = (object.__setattr__, type.__setattr__)
 _lock = threading.Lock()
-_read_cache: dict[tuple[type, str], tuple[int, Optional[type]]] = {}
+READ_CACHE: dict[tuple[type, str], tuple[int, Optional[type]]] = {}
 _write_cache: dict[tuple[type, str], int] = {}
 
 
@@ -66,7 +66,7 @@ def _cached(cache: dict, classify: Any, klass: type, name: str) -> Any:
 
 def read_kind(klass: type, name: str) -> tuple[int, Optional[type]]:
     """(kind, owner class) for reading attribute ``name`` of an instance of ``klass``."""
-    return _cached(_read_cache, _classify_read, klass, name)
+    return _cached(READ_CACHE, _classify_read, klass, name)
 
 
 def _classify_read(klass: type, name: str) -> tuple[int, Optional[type]]:

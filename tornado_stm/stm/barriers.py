@@ -39,31 +39,35 @@ as seen by the application) and in addition:
   section.
 
 A call from instrumented code to an instrumented function skips the
-section entry wrapper: nested application calls are plain calls.
+section entry wrapper: nested application calls are plain calls. How a
+call to anything else is run (the policy table, shadows of the
+containers it reads or writes, becoming inevitable) is
+:mod:`tornado_stm.stm.calls`; the builtins that act like barriers
+(``getattr``, ``dict.get``...) are :mod:`tornado_stm.stm.specials`. The C
+fast path (``_fastpath.c``, installed by :mod:`tornado_stm.stm.fastpath`)
+mirrors the barriers of this module.
 """
 
 from __future__ import annotations
 
 import builtins
-import itertools
 import operator
-from collections import OrderedDict, deque
-from types import (BuiltinFunctionType, CoroutineType, FunctionType, GeneratorType,
-                   MethodType, MethodWrapperType, ModuleType, AsyncGeneratorType)
+from collections import deque
+from types import FunctionType, MethodType, ModuleType
 from typing import Any, Optional
 
 from tornado_stm.stm import policy
 from tornado_stm.stm.attrkinds import (CLASS_VALUE, IMMUTABLE, IMMUTABLE_TYPES, MODULE,
                                        NONDATA, PLAIN, RUN, TYPE_ATTR, W_PLAIN, W_RUN, read_kind,
                                        write_kind)
+from tornado_stm.stm.calls import (FRAME_TYPES, bound_container, call_direct, call_optimistic,
+                                   direct_container_call, record_nested)
 from tornado_stm.stm.registry import INSTRUMENTED_CODES, is_instrumented
 from tornado_stm.stm.section import ENTRY_CODE
-from tornado_stm.stm.txn import (CONTAINER_TYPES, VERSIONS, Transaction, _local, direct_write,
-                                 hold)
+from tornado_stm.stm.txn import CONTAINER_TYPES, Transaction, _local, direct_write
 from tornado_stm.stm.versions import stripe_of_key, stripe_of_object
 
 _BUILTINS = builtins.__dict__
-_FRAMES = (GeneratorType, CoroutineType, AsyncGeneratorType)
 
 
 def current() -> Optional[Transaction]:
@@ -97,7 +101,7 @@ def get_attr(tx: Optional[Transaction], obj: Any, name: str, *default: Any) -> A
         if default:
             return default[0]
         raise
-    _inevitable(tx, f"attribute {policy.qualified_name(type(obj))}.{name}")
+    tx.become_inevitable(f"attribute {policy.qualified_name(type(obj))}.{name}")
     return getattr(obj, name, *default)
 
 
@@ -127,7 +131,7 @@ def set_attr(tx: Optional[Transaction], obj: Any, name: str, value: Any) -> None
         if kind == W_RUN:
             setattr(obj, name, value)
             return
-        _inevitable(tx, f"setting {policy.qualified_name(type(obj))}.{name}")
+        tx.become_inevitable(f"setting {policy.qualified_name(type(obj))}.{name}")
     if tx is not None and id(obj) in tx.private:
         setattr(obj, name, value)
     elif isinstance(obj, ModuleType):
@@ -154,7 +158,7 @@ def del_attr(tx: Optional[Transaction], obj: Any, name: str) -> None:
         if kind == W_RUN:
             delattr(obj, name)
             return
-        _inevitable(tx, f"deleting {policy.qualified_name(type(obj))}.{name}")
+        tx.become_inevitable(f"deleting {policy.qualified_name(type(obj))}.{name}")
     if tx is not None and id(obj) in tx.private:
         delattr(obj, name)
     else:
@@ -232,7 +236,7 @@ def _judge_method(tx: Transaction, kind: type, name: str) -> None:
             if name in ("__getitem__", "__contains__") and policy.lookup(method).kind == "pure":
                 return
             break
-    _inevitable(tx, f"{policy.qualified_name(kind)}.{name}")
+    tx.become_inevitable(f"{policy.qualified_name(kind)}.{name}")
 
 
 def _direct_item_op(tx: Optional[Transaction], obj: Any, key: Any, op: Any, *value: Any) -> None:
@@ -295,8 +299,8 @@ def iterate(tx: Optional[Transaction], obj: Any) -> Any:
         return obj
     if isinstance(obj, CONTAINER_TYPES):
         return tx.read_shadow(obj)
-    if isinstance(obj, _FRAMES):
-        _inevitable(tx, "resuming a generator or coroutine from outside the section")
+    if isinstance(obj, FRAME_TYPES):
+        tx.become_inevitable("resuming a generator or coroutine from outside the section")
     return obj
 
 
@@ -337,15 +341,12 @@ def view(tx: Optional[Transaction], obj: Any) -> Any:
             return tx.materialize(log)
         tx.touch(obj)
         return obj
-    owner = _bound_container(obj)
+    owner = bound_container(obj)
     if owner is not None and id(owner) not in tx.private:
         return getattr(tx.read_shadow(owner), obj.__name__)
     return obj
 
 
-#: Elements deep_view() looks at inside a value before it gives up and makes
-#: the section inevitable.
-DEEP_VIEW_BUDGET = 100_000
 
 
 def deep_view(tx: Optional[Transaction], obj: Any) -> Any:
@@ -363,46 +364,10 @@ def deep_view(tx: Optional[Transaction], obj: Any) -> Any:
     if (kind in IMMUTABLE_TYPES and kind is not tuple) or id(obj) in tx.private:
         return obj
     result = obj if kind is tuple else view(tx, obj)
-    if isinstance(result, (tuple, *CONTAINER_TYPES)) and not _record_nested(tx, result):
-        _inevitable(tx, "deep read of a shared structure outside the barriers")
+    if isinstance(result, (tuple, *CONTAINER_TYPES)) and not record_nested(tx, result):
+        tx.become_inevitable("deep read of a shared structure outside the barriers")
         return obj
     return result
-
-
-def _record_nested(tx: Transaction, root: Any) -> bool:
-    """Record reads of the shared containers nested in ``root``; False if that cannot be done.
-
-    The nested containers are scanned as they are: one that a commit is
-    changing meanwhile ("changed size during iteration") makes the answer
-    False too, and the caller becomes inevitable.
-    """
-    try:
-        return _scan_nested(tx, root)
-    except RuntimeError:
-        return False
-
-
-def _scan_nested(tx: Transaction, root: Any) -> bool:
-    stack = [root]
-    budget = DEEP_VIEW_BUDGET
-    while stack:
-        item = stack.pop()
-        budget -= len(item)
-        if budget < 0:
-            return False
-        for element in (item.items() if isinstance(item, dict) else item):
-            kind = type(element)
-            if kind in IMMUTABLE_TYPES and kind is not tuple:
-                continue
-            if kind is tuple:
-                stack.append(element)
-            elif isinstance(element, CONTAINER_TYPES) and id(element) not in tx.private:
-                log = tx.containers.get(id(element))
-                if log is not None and log.changed():
-                    return False
-                tx.touch(element)
-                stack.append(element)
-    return True
 
 
 def truth(tx: Optional[Transaction], obj: Any) -> bool:
@@ -426,7 +391,7 @@ def touch(tx: Optional[Transaction], obj: Any) -> Any:
     if isinstance(obj, CONTAINER_TYPES):
         log = tx.containers.get(id(obj))
         if log is not None and log.changed():
-            _inevitable(tx, "testing a container this section wrote, in 'and'/'or'")
+            tx.become_inevitable("testing a container this section wrote, in 'and'/'or'")
         else:
             tx.touch(obj)
     return obj
@@ -465,7 +430,7 @@ def augmented(tx: Optional[Transaction], op: Any, target: Any, value: Any) -> An
         if tx is None or tx.inevitable:
             if tx is not None and id(target) in tx.private:
                 return op(target, value)
-            return _direct_container_call(target, op, (target, value), {})
+            return direct_container_call(target, op, (target, value), {})
         if id(target) not in tx.private:
             op(tx.shadow_for_write(target), tx.read_shadow(value) if isinstance(
                 value, CONTAINER_TYPES) and id(value) not in tx.private else value)
@@ -507,7 +472,7 @@ def call(tx: Optional[Transaction], f: Any, /, *args: Any, **kwargs: Any) -> Any
             return f.__wrapped__(*args, **kwargs)
         if code in INSTRUMENTED_CODES:
             result = f(*args, **kwargs)
-            if tx is not None and isinstance(result, _FRAMES):
+            if tx is not None and isinstance(result, FRAME_TYPES):
                 tx.private[id(result)] = result
             return result
     elif kind is MethodType:
@@ -515,414 +480,5 @@ def call(tx: Optional[Transaction], f: Any, /, *args: Any, **kwargs: Any) -> Any
         if type(func) is FunctionType and func.__code__ is ENTRY_CODE:
             return func.__wrapped__(f.__self__, *args, **kwargs)
     if tx is None or tx.inevitable:
-        return _call_direct(tx, f, args, kwargs)
-    return _call_optimistic(tx, f, args, kwargs)
-
-
-def _inevitable(tx: Transaction, cause: str) -> None:
-    tx.become_inevitable(cause)
-
-
-def _bound_container(f: Any) -> Any:
-    """The shared-container kind of object a bound method belongs to, or None.
-
-    C methods (``lst.append``, ``d.items``) and Python methods of container
-    types (``Counter.update``) both count.
-    """
-    kind = type(f)
-    if kind is BuiltinFunctionType or kind is MethodWrapperType or kind is MethodType:
-        owner = f.__self__
-        if isinstance(owner, CONTAINER_TYPES):
-            return owner
-    return None
-
-
-#: Methods of containers whose result keeps reading the container later.
-LAZY_METHODS = frozenset({"keys", "values", "items", "__iter__", "__reversed__", "elements"})
-
-
-def _call_optimistic(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
-    rule = policy.lookup(f)
-    if rule is policy.IRREVOCABLE and isinstance(f, type):
-        rule = _class_policy(f)
-    kind = rule.kind
-    if kind == "special":
-        return rule.handler(tx, f, args, kwargs)
-    owner = _bound_container(f)
-    if owner is not None:
-        if id(owner) in tx.private:
-            return _call_reading(tx, f, args, kwargs)
-        if kind == "pure":
-            name = f.__name__
-            log = tx.containers.get(id(owner))
-            if log is not None or name in LAZY_METHODS:
-                method = getattr(tx.read_shadow(owner), name)
-                return _fresh(tx, rule, _call_reading(tx, method, args, kwargs, original=f))
-            return _fresh(tx, rule, _call_reading(tx, f, args, kwargs, also=owner))
-        if kind == "mutates" and 0 in rule.writes:
-            # dst.extend(src): the arguments are read consistently too.
-            method = getattr(tx.shadow_for_write(owner), f.__name__)
-            return _fresh(tx, rule, _call_reading(tx, method, args, kwargs, original=f))
-    elif kind == "pure":
-        return _fresh(tx, rule, _call_reading(tx, f, args, kwargs))
-    elif kind == "mutates" and _can_shadow(tx, args, rule.writes):
-        args = tuple(tx.shadow_for_write(arg) if index in rule.writes and id(arg) not in tx.private
-                     else arg for index, arg in enumerate(args))
-        return _fresh(tx, rule, _call_reading(tx, f, args, kwargs))
-    if kind == "deep" and _deeply_private(tx, (args, kwargs)):
-        # json.dumps of a structure built by this section: nothing shared to read.
-        return f(*args, **kwargs)
-    what = "deep read by" if kind == "deep" else "call to"
-    _inevitable(tx, f"{what} {policy.qualified_name(f)}")
-    return _call_direct(tx, f, args, kwargs)
-
-
-#: How many objects _deeply_private() looks at before giving up.
-DEEP_CHECK_BUDGET = 10_000
-
-
-def _deeply_private(tx: Transaction, root: Any) -> bool:
-    """True if ``root`` reaches only immutable values and containers private to ``tx``.
-
-    The argument tuple and keyword dict themselves are the caller's; the
-    containers inside them must be private. Other objects (instances) are
-    assumed shared. Gives up (False) after ``DEEP_CHECK_BUDGET`` objects.
-    """
-    stack = [root]
-    budget = DEEP_CHECK_BUDGET
-    while stack:
-        budget -= 1
-        if budget < 0:
-            return False
-        obj = stack.pop()
-        kind = type(obj)
-        if kind is tuple or kind is frozenset:
-            stack.extend(obj)
-        elif kind in IMMUTABLE_TYPES:
-            continue
-        elif obj is root[1] or id(obj) in tx.private:
-            if kind is dict or obj is root[1]:
-                stack.extend(obj.keys())
-                stack.extend(obj.values())
-            elif kind is list or kind is set:
-                stack.extend(obj)
-            else:
-                return False
-        else:
-            return False
-    return True
-
-
-def _can_shadow(tx: Transaction, args: tuple, writes: tuple[int, ...]) -> bool:
-    """True when every written argument is private or a list, dict or set."""
-    for index in writes:
-        if index >= len(args):
-            return False
-        arg = args[index]
-        if id(arg) not in tx.private and not isinstance(arg, CONTAINER_TYPES):
-            return False
-    return True
-
-
-def _fresh(tx: Transaction, rule: policy.CallPolicy, result: Any) -> Any:
-    if rule.fresh and type(result) not in IMMUTABLE_TYPES:
-        tx.adopt(result)
-    return result
-
-
-#: Uninstrumented callables that compare, hash or format the values inside
-#: their arguments: nested containers are read too (see deep_view).
-DEEP_READERS: set = {repr, str, ascii, format, sorted, min, max, hash, print,
-                     operator.eq, operator.ne, operator.lt, operator.le, operator.gt,
-                     operator.ge, operator.contains, operator.countOf, operator.indexOf}
-#: Callables whose result reads its arguments later (an iterator, a view).
-LAZY_CALLABLES: set = {iter, reversed, enumerate, zip, map, filter, *(
-    getattr(itertools, name) for name in (
-        "chain", "islice", "cycle", "accumulate", "compress", "dropwhile", "takewhile",
-        "filterfalse", "groupby", "starmap", "zip_longest", "pairwise")
-    if hasattr(itertools, name))}
-
-
-def _is_lazy(value: Any) -> bool:
-    """True for a result that would read a container after the call returned."""
-    kind = type(value)
-    return kind not in IMMUTABLE_TYPES and (hasattr(kind, "__next__") or kind in _VIEW_TYPES)
-
-
-_VIEW_TYPES = frozenset({type({}.keys()), type({}.values()), type({}.items()),
-                         type(OrderedDict().keys()), type(OrderedDict().values()),
-                         type(OrderedDict().items()), memoryview})
-
-
-def _call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
-                  also: Any = None, lazy: bool = False, original: Any = None) -> Any:
-    """Call ``f`` with the shared containers among its arguments read consistently.
-
-    ``also`` is one more shared container the call reads (the owner of a
-    bound method). A container the section wrote is replaced by its
-    private copy; one it did not write is read inside a version window,
-    or, when the call's result keeps reading it (``lazy``, an iterator),
-    replaced by its read shadow. Bound methods of shared containers passed
-    as arguments (``max(d, key=d.get)``) are re-bound to the section's
-    copy. Values nested in the arguments are recorded for the callables
-    that read them (``DEEP_READERS``). ``original`` is what to call
-    instead if the section has to become inevitable (``f`` may be bound to
-    a private copy, which publishing makes stale).
-    """
-    original = f if original is None else original
-    try:
-        lazy = lazy or f in LAZY_CALLABLES
-        deep = f in DEEP_READERS
-    except TypeError:                             # an unhashable callable
-        deep = False
-    watched: list[int] = []
-    if also is not None:
-        tx.whole_read_allowed(also)
-        watched.append(stripe_of_object(id(also)))
-    replaced: dict = {}                 # argument index or keyword -> what the call gets
-    for key, arg in _arguments(args, kwargs):
-        kind = type(arg)
-        if (kind in IMMUTABLE_TYPES and kind is not tuple) or id(arg) in tx.private:
-            continue
-        replacement = arg
-        container = isinstance(arg, CONTAINER_TYPES)
-        if container:
-            if lazy or deep or id(arg) in tx.containers:
-                # (a deep reader scans it before the call: a consistent copy)
-                replacement = tx.read_shadow(arg)
-            else:
-                tx.whole_read_allowed(arg)
-                watched.append(stripe_of_object(id(arg)))
-        elif isinstance(arg, _FRAMES):
-            # list(gen), sum(gen)...: the C code would resume a frame that
-            # existed before the section, which cannot be rolled back.
-            _inevitable(tx, "resuming a generator or coroutine from outside the section")
-            return _call_direct(tx, original, args, kwargs)
-        elif kind is not tuple:
-            owner = _bound_container(arg)
-            if owner is not None and id(owner) not in tx.private:
-                replacement = getattr(tx.read_shadow(owner), arg.__name__)
-        if deep and (container or kind is tuple) and not _record_nested(tx, replacement):
-            _inevitable(tx, f"deep read by {policy.qualified_name(f)}")
-            return _call_direct(tx, original, args, kwargs)
-        if replacement is not arg:
-            replaced[key] = replacement
-    final_args, final_kwargs = args, kwargs
-    if replaced:
-        final_args = tuple(replaced.get(index, arg) for index, arg in enumerate(args))
-        final_kwargs = {name: replaced.get(name, arg) for name, arg in kwargs.items()}
-    if not watched:
-        return f(*final_args, **final_kwargs)
-    result = _read_window(tx, watched, f, final_args, final_kwargs)
-    if not lazy and _is_lazy(result):
-        # An iterator or view over a shared container: call again on copies.
-        return _call_reading(tx, f, args, kwargs, also=None, lazy=True) if also is None else \
-            _call_reading(tx, getattr(tx.read_shadow(also), f.__name__), args, kwargs, lazy=True,
-                          original=f)
-    return result
-
-
-def _arguments(args: tuple, kwargs: dict) -> Any:
-    """(index or keyword, value) for every positional and keyword argument."""
-    yield from enumerate(args)
-    if kwargs:
-        yield from kwargs.items()
-
-
-def _read_window(tx: Transaction, watched: list[int], f: Any, args: tuple, kwargs: dict) -> Any:
-    """``f(*args, **kwargs)``, consistent with the snapshot for every stripe in ``watched``."""
-    if len(watched) == 1:
-        return tx.versioned(watched[0], _apply, f, args, kwargs)
-    while True:
-        before = [VERSIONS[stripe] for stripe in watched]
-        stale = [s for s, v in zip(watched, before) if v > tx.rv]
-        if stale:
-            tx.extend(stale[0])
-            continue
-        try:
-            result = f(*args, **kwargs)
-        except Exception:
-            if [VERSIONS[s] for s in watched] != before:
-                continue
-            tx.reads.update(watched)
-            raise
-        if [VERSIONS[s] for s in watched] == before:
-            tx.reads.update(watched)
-            return result
-
-
-def _apply(f: Any, args: tuple, kwargs: dict) -> Any:
-    return f(*args, **kwargs)
-
-
-_class_policies: dict[type, policy.CallPolicy] = {}
-
-
-def _class_policy(klass: type) -> policy.CallPolicy:
-    """Calling a class defined by application code (or a builtin exception) is safe."""
-    rule = _class_policies.get(klass)
-    if rule is None:
-        rule = policy.IRREVOCABLE
-        if _class_is_safe(klass):
-            fresh = klass.__new__ is object.__new__ or klass.__module__ == "builtins"
-            rule = policy.PURE_FRESH if fresh else policy.PURE
-        _class_policies[klass] = rule
-    return rule
-
-
-def _class_is_safe(klass: type) -> bool:
-    if issubclass(klass, BaseException):
-        return True          # building an exception (tornado's HTTPError too) has no effect
-    for name in ("__new__", "__init__"):
-        for base in klass.__mro__:
-            method = base.__dict__.get(name)
-            if method is None:
-                continue
-            if isinstance(method, staticmethod):
-                method = method.__func__
-            if base.__module__ == "builtins":
-                break
-            if is_instrumented(method):
-                break
-            return False
-    return type(klass) is type or all(
-        type(m) is not FunctionType or m.__code__ in INSTRUMENTED_CODES
-        for m in (type(klass).__dict__.get("__call__"),) if m is not None)
-
-
-def _call_direct(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
-    """A call outside optimistic mode: in place, bumping the containers it mutates."""
-    rule = policy.lookup(f)
-    if rule.kind == "special":
-        return rule.handler(tx, f, args, kwargs)
-    if rule.kind == "mutates":
-        owner = _bound_container(f)
-        targets = [owner] if owner is not None and 0 in rule.writes else [
-            args[i] for i in rule.writes if i < len(args)]
-        shared = [t for t in targets if isinstance(t, CONTAINER_TYPES)
-                  and (tx is None or id(t) not in tx.private)]
-        if shared:
-            return _direct_container_call(shared[0], f, args, kwargs, extra=shared[1:])
-    return f(*args, **kwargs)
-
-
-def _direct_container_call(target: Any, f: Any, args: tuple, kwargs: dict,
-                           extra: list = ()) -> Any:
-    """``f(*args)`` that mutates ``target`` in place, with all affected stripes bumped."""
-    stripes = {stripe_of_object(id(t)) for t in (target, *extra)}
-    if isinstance(target, dict):
-        before = set(target)
-        stripes.update(stripe_of_key(id(target), key) for key in before)
-
-        def mutate() -> Any:
-            result = f(*args, **kwargs)
-            # Keys the call added are held (and later versioned) too.
-            hold({stripe_of_key(id(target), key) for key in target if key not in before})
-            return result
-        return direct_write(stripes, mutate)
-    return direct_write(stripes, f, *args, **kwargs) if not kwargs else direct_write(
-        stripes, _apply, f, args, kwargs)
-
-
-# -- special calls: builtins that act like barriers ------------------------------------
-
-def _special_getattr(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
-    if kwargs or not 2 <= len(args) <= 3:
-        return getattr(*args, **kwargs)         # the usual TypeError
-    if type(args[1]) is not str:
-        return getattr(*args)
-    return get_attr(tx, args[0], args[1], *args[2:])
-
-
-def _special_hasattr(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> bool:
-    if kwargs or len(args) != 2 or type(args[1]) is not str:
-        return hasattr(*args, **kwargs)
-    sentinel = object()
-    return get_attr(tx, args[0], args[1], sentinel) is not sentinel
-
-
-def _special_setattr(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> None:
-    if kwargs or len(args) != 3 or type(args[1]) is not str:
-        return setattr(*args, **kwargs)
-    set_attr(tx, *args)
-
-
-def _special_delattr(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> None:
-    if kwargs or len(args) != 2 or type(args[1]) is not str:
-        return delattr(*args, **kwargs)
-    del_attr(tx, *args)
-
-
-def _special_object_setattr(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> None:
-    """``object.__setattr__(self, name, value)`` inside a custom ``__setattr__``."""
-    if kwargs or len(args) != 3 or (tx is not None and id(args[0]) in tx.private):
-        return f(*args, **kwargs)
-    if tx is None or tx.inevitable:
-        return direct_write((stripe_of_key(id(args[0]), args[1]),), f, *args)
-    tx.write_attr(*args)
-
-
-def _special_next(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
-    if (tx is not None and not tx.inevitable and args and isinstance(args[0], _FRAMES)
-            and id(args[0]) not in tx.private):
-        _inevitable(tx, "resuming a generator or coroutine from outside the section")
-    return f(*args, **kwargs)
-
-
-def _per_key(writes: bool) -> Any:
-    """Make a special handler of a dict method ``(key[, default])`` from its per-key version.
-
-    The common cases are handled here: a private dict, or a section that is
-    not optimistic, calls the method itself (in place, with the dict's
-    stripes bumped when the method ``writes``); unusual arguments go to the
-    method for its own error.
-    """
-    def wrap(per_key: Any) -> Any:
-        def handler(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
-            d = f.__self__
-            if tx is not None and id(d) in tx.private:
-                return f(*args, **kwargs)
-            if tx is None or tx.inevitable:
-                return _direct_container_call(d, f, args, kwargs) if writes else f(*args, **kwargs)
-            if kwargs or not 1 <= len(args) <= 2:
-                return f(*args, **kwargs)
-            return per_key(tx, d, *args)
-        return handler
-    return wrap
-
-
-@_per_key(writes=False)
-def _special_dict_get(tx: Transaction, d: dict, key: Any, default: Any = None) -> Any:
-    return get_item(tx, d, key) if contains(tx, key, d) else default
-
-
-@_per_key(writes=True)
-def _special_dict_setdefault(tx: Transaction, d: dict, key: Any, default: Any = None) -> Any:
-    if contains(tx, key, d):
-        return get_item(tx, d, key)
-    set_item(tx, d, key, default)
-    return default
-
-
-@_per_key(writes=True)
-def _special_dict_pop(tx: Transaction, d: dict, key: Any, *default: Any) -> Any:
-    if contains(tx, key, d):
-        value = get_item(tx, d, key)
-        del_item(tx, d, key)
-        return value
-    if default:
-        return default[0]
-    raise KeyError(key)
-
-
-for _obj, _handler in ((getattr, _special_getattr), (hasattr, _special_hasattr),
-                       (setattr, _special_setattr), (delattr, _special_delattr),
-                       (object.__setattr__, _special_object_setattr), (next, _special_next),
-                       (dict.get, _special_dict_get), (dict.setdefault, _special_dict_setdefault),
-                       (dict.pop, _special_dict_pop)):
-    policy.register_special(_obj, _handler)
-del _obj, _handler
-
-# The C fast path replaces the hot barriers above when it loads (tornado_stm.stm.fastpath).
-from tornado_stm.stm.fastpath import install as _install_fastpath  # noqa: E402
-_install_fastpath(globals())
+        return call_direct(tx, f, args, kwargs)
+    return call_optimistic(tx, f, args, kwargs)

@@ -8,17 +8,14 @@ when it loads; ``TORNADO_STM_PURE=1`` in the environment forces the
 pure-Python barriers (tests run both ways), and so does a failed build or
 an interpreter that cannot load it (PyPy, odd platforms).
 
-Two hooks, each a one-line call in the engine's modules:
-
-* :func:`thread_slot` makes ``txn._local``, the per-thread "current
-  transaction" slot: a C object when the extension is used, so that the
-  C barriers and ``current()`` read it without a ``threading.local``
-  lookup; the engine's ``threading.local`` subclass otherwise.
-* :func:`install` runs at the end of ``barriers``: it hands the extension
-  what it needs from the engine (the Python barriers to fall back to, the
-  ``Transaction`` class, the version table...) and rebinds the hot
-  barriers in that module's namespace to the C ones, so the instrumenter,
-  which takes the barriers from that module, emits calls to them.
+Loading the extension and the per-thread slot are the job of
+:mod:`tornado_stm.stm.extension`, below the transaction module.
+:func:`install` runs once, from :func:`tornado_stm.stm.start`: it hands
+the extension what it needs from the engine (the Python barriers to fall
+back to, the ``Transaction`` class, the version table...) and rebinds
+the hot barriers in ``barriers``' namespace to the C ones, so that the
+instrumenter, which takes the barriers from that module, emits calls to
+them.
 
 :data:`BACKEND` says which is in use (``"c"`` or ``"python"``);
 :data:`PYTHON` keeps the pure-Python barriers and :data:`C` the C ones
@@ -27,27 +24,16 @@ Two hooks, each a one-line call in the engine's modules:
 
 from __future__ import annotations
 
-import os
 import warnings
-from typing import Any, Callable, Optional
+from typing import Callable
+
+from tornado_stm.stm.extension import EXTENSION as _ext
+from tornado_stm.stm.extension import REASON  # noqa: F401  (rebound by _fall_back)
 
 #: The barriers the extension replaces (names in ``tornado_stm.stm.barriers``).
 HOT_BARRIERS = ("current", "get_attr", "set_attr", "del_attr", "get_item", "set_item",
                 "del_item", "get_global", "call", "iterate", "contains", "new", "view",
                 "deep_view", "truth", "touch", "tick", "binary", "compare")
-
-_ext: Optional[Any] = None
-#: Why the extension is not used ("" when it is).
-REASON = ""
-if os.environ.get("TORNADO_STM_PURE", "") not in ("", "0"):
-    REASON = "TORNADO_STM_PURE is set"
-elif os.environ.get("TORNADO_STM_FAULTS", ""):
-    REASON = "TORNADO_STM_FAULTS is set (faults are injected in the Python barriers)"
-else:
-    try:
-        from tornado_stm.stm import _fastpath as _ext
-    except ImportError as exc:          # not built here, or not loadable by this interpreter
-        REASON = f"the extension did not load: {exc}"
 
 #: "c" when the C fast path is in use, "python" otherwise.
 BACKEND = "c" if _ext is not None else "python"
@@ -57,15 +43,8 @@ PYTHON: dict[str, Callable] = {}
 C: dict[str, Callable] = {}
 
 
-def thread_slot(fallback: Callable[[], Any]) -> Any:
-    """The per-thread object whose ``tx`` attribute is the current transaction."""
-    if _ext is not None:
-        return _ext.TxSlot()
-    return fallback()
-
-
 def install(namespace: dict) -> None:
-    """Called once at the end of ``barriers``; ``namespace`` is that module's globals."""
+    """Use the C barriers in ``namespace`` (``barriers``' globals) when the extension loaded."""
     if C:                               # barriers reloaded: the extension is configured once
         namespace.update(C)
         return
@@ -93,23 +72,23 @@ def _fall_back(reason: str) -> None:
 
 
 def _configure(namespace: dict) -> None:
-    from tornado_stm.stm import attrkinds, policy, registry, section, txn, versions
+    from tornado_stm.stm import attrkinds, calls, policy, registry, section, txn, versions
 
     _ext.configure(
         transaction=txn.Transaction,
         txn_module=txn,
         versions=versions.VERSIONS,
         stripe_mask=versions.STRIPE_MASK,
-        key_salt=versions._KEY_SALT,
+        key_salt=versions.KEY_SALT,
         immutable_types=attrkinds.IMMUTABLE_TYPES,
-        read_cache=attrkinds._read_cache,
+        read_cache=attrkinds.READ_CACHE,
         kinds=(attrkinds.PLAIN, attrkinds.IMMUTABLE, attrkinds.RUN, attrkinds.MODULE),
-        policy_cache=policy._cache,
+        policy_cache=policy.LOOKUP_CACHE,
         irrevocable=policy.IRREVOCABLE,
-        class_policies=namespace.get("_class_policies"),
+        class_policies=calls.CLASS_POLICIES,
         instrumented_codes=registry.INSTRUMENTED_CODES,
         entry_code=section.ENTRY_CODE,
-        frame_types=namespace["_FRAMES"],
+        frame_types=calls.FRAME_TYPES,
         container_types=txn.CONTAINER_TYPES,
         python={name: PYTHON[name] for name in HOT_BARRIERS},
     )

@@ -213,7 +213,7 @@ _names: dict[str, CallPolicy] = {}          # the table, by dotted name
 _unresolved: set[str] = set()               # names not turned into objects yet
 _by_object: dict[object, CallPolicy] = {}   # resolved table entries, by normalized key
 _wildcards: dict[str, CallPolicy] = {}      # "math" -> policy for "math.*"
-_cache: dict[object, CallPolicy] = {}       # lookup results
+LOOKUP_CACHE: dict[object, CallPolicy] = {}       # lookup results
 _specials: dict[object, CallPolicy] = {}    # engine-provided handlers, by object
 
 
@@ -226,14 +226,14 @@ def register(name: str, spec: "str | CallPolicy") -> None:
         else:
             _names[name] = policy
             _unresolved.add(name)
-        _cache.clear()
+        LOOKUP_CACHE.clear()
 
 
 def register_special(obj: object, handler: Callable) -> None:
     """The engine's own handlers (getattr, dict.get...): ``handler(tx, f, args, kwargs)``."""
     with _lock:
         _specials[normalize(obj)] = CallPolicy("special", handler=handler)
-        _cache.clear()
+        LOOKUP_CACHE.clear()
 
 
 def load_file(path: str) -> int:
@@ -373,7 +373,7 @@ def lookup(f: object, default: CallPolicy = IRREVOCABLE) -> CallPolicy:
     """The policy of callable ``f`` (``default`` when the table does not know it)."""
     key = normalize(f)
     try:
-        return _cache[key]
+        return LOOKUP_CACHE[key]
     except KeyError:
         pass
     except TypeError:                         # an unhashable callable object
@@ -382,7 +382,7 @@ def lookup(f: object, default: CallPolicy = IRREVOCABLE) -> CallPolicy:
         _resolve_pending()
     policy = _specials.get(key) or _by_object.get(key) or _wildcard_for(f) or default
     with _lock:
-        _cache[key] = policy
+        LOOKUP_CACHE[key] = policy
     return policy
 
 

@@ -63,8 +63,9 @@ import time
 from collections import OrderedDict, deque
 from typing import Any, Optional
 
-from tornado_stm.stm import fastpath, faults
+from tornado_stm.stm import faults
 from tornado_stm.stm import log as stmlog
+from tornado_stm.stm.extension import thread_slot
 from tornado_stm.stm.stats import ThreadStats
 from tornado_stm.stm.versions import (CLOCK, LOCKED, VERSIONS, lock_stripes, release_stripes,
                                       stripe_of_key, stripe_of_object)
@@ -114,7 +115,7 @@ class _Local(threading.local):
 
 
 # A C per-thread slot when the barriers' C fast path is in use, else a _Local.
-_local = fastpath.thread_slot(_Local)
+_local = thread_slot(_Local)
 
 #: Where the last commit that wrote each stripe did so (only with a log).
 _writer_markers: dict[int, bytes] = {}

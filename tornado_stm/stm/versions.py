@@ -41,7 +41,7 @@ VERSIONS: list[int] = [0] * STRIPE_COUNT
 CLOCK: list[int] = [0]
 
 # Spreads hashes of keys over the table; any odd constant would do.
-_KEY_SALT = 0x5BD1E995
+KEY_SALT = 0x5BD1E995
 
 
 def stripe_of_object(obj_id: int) -> int:
@@ -51,7 +51,7 @@ def stripe_of_object(obj_id: int) -> int:
 
 def stripe_of_key(obj_id: int, key: object) -> int:
     """The stripe of one key of a dict, or one attribute of an object."""
-    return ((obj_id >> 4) ^ (hash(key) + _KEY_SALT)) & STRIPE_MASK
+    return ((obj_id >> 4) ^ (hash(key) + KEY_SALT)) & STRIPE_MASK
 
 
 def lock_stripes(stripes: set[int]) -> None:
