@@ -78,9 +78,48 @@ class _Rows:
     """One chunk's events as "extended rows": grouped by thread, each group led by a
     carry row holding the state the thread brought from the previous chunk.
 
-    Each stage of :meth:`C8Analyser.feed` adds the arrays it computes as
-    attributes, for the later stages to read.
+    ``__init__`` lays the rows out; each stage of :meth:`C8Analyser.feed`
+    then adds the arrays it computes (one value per row unless said), for
+    the later stages to read. All are declared here, stage by stage.
     """
+
+    # The layout (__init__).
+    carries: list[ThreadCarry]    # one per group, in group order
+    n: int                        # real rows (the chunk's events)
+    groups: int                   # threads in the chunk, one carry row each
+    carry_rows: np.ndarray        # index of each group's carry row
+    is_carry: np.ndarray
+    real: np.ndarray              # ~is_carry
+    group_of_row: np.ndarray
+    ev: np.ndarray                # final event number, -1 in carry rows
+    time: np.ndarray              # the carry row holds the thread's last move time
+    marker: np.ndarray
+    global_index: np.ndarray      # position of the event in the whole log
+    is_ev: list[np.ndarray]       # is_ev[k]: the row is event k
+    previous: np.ndarray          # index of the row before (carry rows never use it)
+    # _segments
+    seg_head: np.ndarray          # a transaction's first row: START or the carry row
+    seg_start_row: np.ndarray
+    seg_is_carried: np.ndarray    # the transaction began in an earlier chunk
+    # _last_wait
+    last_wait: np.ndarray         # the latest wait event on the thread (-1: none)
+    # _first_contentions
+    carried_aborting: np.ndarray  # per group: a write-read was charged before this chunk
+    wr_effective: np.ndarray      # the write-read contentions that count
+    # _states
+    state: np.ndarray             # state set by the row, INHERIT where it keeps it
+    filled: np.ndarray            # state after the row
+    # _charged_time
+    move_row: np.ndarray          # the latest row that moved the state machine
+    txn_cpu: np.ndarray           # the transaction's running time so far
+    txn_pause: np.ndarray         # the transaction's paused time so far
+    # _first_inevitable
+    key_now: np.ndarray           # conflict key of the transaction's first inevitable event
+    time_now: np.ndarray          # and its time
+    # _pending_waits
+    wait_now: np.ndarray          # start of the pending inevitable wait (nan: none)
+    # _gc_sums
+    open_gc: dict[str, np.ndarray]  # "minor"/"major": start of the open collection (nan)
 
     def __init__(self, chunk: EventChunk, seen: int, threads: dict[int, ThreadCarry]) -> None:
         order = np.argsort(chunk.thread, kind="stable")
@@ -104,7 +143,7 @@ class _Rows:
         self.marker = self.extend(chunk.marker[order], 0, np.int64)
         self.global_index = self.extend(order + seen, 0, np.int64)
         self.is_ev = [self.ev == k for k in range(len(C8_FINAL))]
-        self.previous = np.roll(np.arange(n + groups), 1)   # row before (carry rows never use it)
+        self.previous = np.roll(np.arange(n + groups), 1)
 
     def extend(self, values: np.ndarray, carry_values: Iterable[float | int] | int,
                dtype: object) -> np.ndarray:
@@ -118,6 +157,13 @@ class _Rows:
     def carried(self, name: str, dtype: object) -> np.ndarray:
         """Each thread's carried ``name``, one value per group."""
         return np.array([getattr(c, name) for c in self.carries], dtype=dtype)
+
+    def first_in_segment(self, rows: np.ndarray) -> np.ndarray:
+        """For ``rows`` (ascending), whether each is the first of them in its transaction."""
+        segment = self.seg_start_row[rows]
+        first = np.ones(len(rows), dtype=bool)
+        first[1:] = segment[1:] != segment[:-1]
+        return first
 
 
 class C8Analyser(Tally):
@@ -142,42 +188,26 @@ class C8Analyser(Tally):
         _first_contentions(rows)
         _states(rows)
         _charged_time(rows)
-        sums = _sums(rows)
-        wr = np.flatnonzero(rows.wr_effective)   # write-read: charged the transaction's time
-        self._charge(rows.marker[wr] * 16 + WRITE_READ, rows.txn_cpu[wr], rows.txn_pause[wr],
-                     rows.time[wr], rows.global_index[wr])
-        self._inevitable_waits(rows)
-        _gc_time(rows, sums)
+        _first_inevitable(rows)
+        _pending_waits(rows)
+        self._charge_write_reads(rows)
+        self._charge_inevitable_waits(rows)
+        sums = _sums(rows) | _gc_sums(rows)
         _carry_out(rows, sums)
         self.seen += rows.n
 
-    def _inevitable_waits(self, r: _Rows) -> None:
-        """WAIT_OTHER_INEVITABLE .. WAIT_DONE, charged to the transaction's first
-        BECOME_INEVITABLE (or REATTACH) event."""
-        inev_rows = np.flatnonzero(r.is_ev[INEVITABLE] | r.is_ev[REATTACH])
-        inev_seg = r.seg_start_row[inev_rows]
-        first_inev = np.ones(len(inev_rows), dtype=bool)
-        first_inev[1:] = inev_seg[1:] != inev_seg[:-1]
-        inev_key = np.full(r.n + r.groups, -1, dtype=np.int64)
-        inev_time = np.full(r.n + r.groups, np.nan)
-        carried_key = r.carried("inev_key", np.int64)
-        inev_key[r.carry_rows] = carried_key
-        inev_time[r.carry_rows] = r.carried("inev_time", np.float64)
-        chosen = inev_rows[first_inev & ~(r.seg_is_carried[inev_rows]
-                                          & (carried_key[r.group_of_row[inev_rows]] >= 0))]
-        inev_key[chosen] = r.marker[chosen] * 16 + r.ev[chosen]
-        inev_time[chosen] = r.time[chosen]
-        holder = _ffill_index((inev_key >= 0) | r.seg_head)
-        r.key_now = inev_key[holder]
-        r.time_now = inev_time[holder]
-        # Pending wait start: set by WAIT_OTHER_INEVITABLE when inevitable, cleared by
-        # WAIT_DONE and START.
-        sets_wait = r.is_ev[WAIT_OTHER_INEVITABLE] & (r.key_now >= 0)
-        wait_value = np.where(sets_wait, r.time, np.nan)
-        wait_value[r.carry_rows] = r.carried("wait_start", np.float64)
-        r.wait_now = wait_value[_ffill_index(sets_wait | r.is_ev[WAIT_DONE] | r.seg_head)]
-        charged = np.flatnonzero(r.is_ev[WAIT_DONE] & ~np.isnan(r.wait_now[r.previous]))
-        waited = r.time[charged] - r.wait_now[r.previous][charged]
+    def _charge_write_reads(self, r: _Rows) -> None:
+        """Each write-read contention that counts: charged the transaction's time so far."""
+        wr = np.flatnonzero(r.wr_effective)
+        self._charge(r.marker[wr] * 16 + WRITE_READ, r.txn_cpu[wr], r.txn_pause[wr],
+                     r.time[wr], r.global_index[wr])
+
+    def _charge_inevitable_waits(self, r: _Rows) -> None:
+        """Each WAIT_DONE that ends a pending inevitable wait: the wait, as paused time,
+        charged to the transaction's first BECOME_INEVITABLE (or REATTACH) event."""
+        wait_start = r.wait_now[r.previous]
+        charged = np.flatnonzero(r.is_ev[WAIT_DONE] & ~np.isnan(wait_start))
+        waited = r.time[charged] - wait_start[charged]
         self._charge(r.key_now[charged], np.zeros(len(charged)), waited, r.time_now[charged],
                      r.global_index[charged])
 
@@ -222,9 +252,7 @@ def _last_wait(r: _Rows) -> None:
 def _first_contentions(r: _Rows) -> None:
     """First write-read contention per transaction: later ones are ignored."""
     wr_rows = np.flatnonzero(r.is_ev[WRITE_READ])
-    wr_seg = r.seg_start_row[wr_rows]
-    first_in_seg = np.ones(len(wr_rows), dtype=bool)
-    first_in_seg[1:] = wr_seg[1:] != wr_seg[:-1]
+    first_in_seg = r.first_in_segment(wr_rows)
     r.carried_aborting = r.carried("aborting", bool)
     already = r.seg_is_carried[wr_rows] & r.carried_aborting[r.group_of_row[wr_rows]]
     r.wr_effective = np.zeros(r.n + r.groups, dtype=bool)
@@ -267,6 +295,35 @@ def _charged_time(r: _Rows) -> None:
     r.txn_pause = pause_cum - base_pause[r.seg_start_row]
 
 
+def _first_inevitable(r: _Rows) -> None:
+    """The conflict key and time of each transaction's first BECOME_INEVITABLE (or
+    REATTACH) event, which its inevitable waits are charged to."""
+    inev_rows = np.flatnonzero(r.is_ev[INEVITABLE] | r.is_ev[REATTACH])
+    inev_key = np.full(r.n + r.groups, -1, dtype=np.int64)
+    inev_time = np.full(r.n + r.groups, np.nan)
+    carried_key = r.carried("inev_key", np.int64)
+    inev_key[r.carry_rows] = carried_key
+    inev_time[r.carry_rows] = r.carried("inev_time", np.float64)
+    # The first in its transaction, unless the transaction brought one from the last chunk.
+    chosen = inev_rows[r.first_in_segment(inev_rows)
+                       & ~(r.seg_is_carried[inev_rows]
+                           & (carried_key[r.group_of_row[inev_rows]] >= 0))]
+    inev_key[chosen] = r.marker[chosen] * 16 + r.ev[chosen]
+    inev_time[chosen] = r.time[chosen]
+    holder = _ffill_index((inev_key >= 0) | r.seg_head)
+    r.key_now = inev_key[holder]
+    r.time_now = inev_time[holder]
+
+
+def _pending_waits(r: _Rows) -> None:
+    """Pending wait start: set by WAIT_OTHER_INEVITABLE when inevitable, cleared by
+    WAIT_DONE and START."""
+    sets_wait = r.is_ev[WAIT_OTHER_INEVITABLE] & (r.key_now >= 0)
+    wait_value = np.where(sets_wait, r.time, np.nan)
+    wait_value[r.carry_rows] = r.carried("wait_start", np.float64)
+    r.wait_now = wait_value[_ffill_index(sets_wait | r.is_ev[WAIT_DONE] | r.seg_head)]
+
+
 def _sums(r: _Rows) -> dict[str, np.ndarray]:
     """Per-thread sums of the chunk: CPU time by outcome, counts, events."""
     group, groups = r.group_of_row, r.groups
@@ -281,18 +338,22 @@ def _sums(r: _Rows) -> dict[str, np.ndarray]:
     }
 
 
-def _gc_time(r: _Rows, sums: dict[str, np.ndarray]) -> None:
-    """GC time: START .. DONE pairs (a START forgets an open minor collection)."""
+def _gc_sums(r: _Rows) -> dict[str, np.ndarray]:
+    """Per-thread GC time of the chunk: START .. DONE pairs (a START forgets an open
+    minor collection). Keeps what is still open in ``r.open_gc``."""
+    sums = {}
     r.open_gc = {}
     for start_ev, done_ev, kind, resets in ((MINOR_START, MINOR_DONE, "minor", r.seg_head),
                                             (MAJOR_START, MAJOR_DONE, "major", r.is_carry)):
         opened = np.where(r.is_ev[start_ev], r.time, np.nan)
         opened[r.carry_rows] = r.carried(kind + "_start", np.float64)
         open_now = opened[_ffill_index(r.is_ev[start_ev] | r.is_ev[done_ev] | resets)]
-        closing = r.is_ev[done_ev] & ~np.isnan(open_now[r.previous])
+        open_before = open_now[r.previous]
+        closing = r.is_ev[done_ev] & ~np.isnan(open_before)
         sums["gc_" + kind] = np.bincount(
-            r.group_of_row, np.where(closing, r.time - open_now[r.previous], 0.0), r.groups)
+            r.group_of_row, np.where(closing, r.time - open_before, 0.0), r.groups)
         r.open_gc[kind] = open_now
+    return sums
 
 
 def _carry_out(r: _Rows, sums: dict[str, np.ndarray]) -> None:
