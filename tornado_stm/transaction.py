@@ -46,7 +46,6 @@ from typing import Any, Callable, Generator, Iterable, Optional
 
 from tornado_stm import stm
 from tornado_stm.stm import log as stmlog
-from tornado_stm.stm import policy
 from tornado_stm.stm.txn import current as _current_tx
 from tornado_stm.stm.worldlock import WORLD_LOCK
 
@@ -82,7 +81,9 @@ def _initial_backend() -> str:
     return wanted or ("pypystm" if _native() is not None else "stm")
 
 
-_backend = _initial_backend()
+#: The chosen backend; None until set_backend() or the first run(), which
+#: takes $TORNADO_STM_BACKEND (checked then, not at import).
+_backend: Optional[str] = None
 
 
 def set_backend(name: str) -> None:
@@ -96,6 +97,10 @@ def set_backend(name: str) -> None:
 
 
 def get_backend() -> str:
+    """The backend ``run()`` uses: the one set, else ``$TORNADO_STM_BACKEND``'s, else the default."""
+    global _backend
+    if _backend is None:
+        _backend = _initial_backend()
     return _backend
 
 
@@ -334,10 +339,11 @@ class TransactionQueue:
         """Run every queued call (and those they add); re-raise the first exception."""
         if getattr(_running, "queue", None) is not None or _current_tx() is not None:
             raise TransactionError("run() cannot be called inside a running transaction.run()")
-        native = _native() if _backend == "pypystm" else None
+        backend = get_backend()
+        native = _native() if backend == "pypystm" else None
         if native is not None:
             return self._run_native(native, nb_segments)
-        threads = 1 if _backend == "serial" else (nb_segments or _num_threads[0])
+        threads = 1 if backend == "serial" else (nb_segments or _num_threads[0])
         stmlog.open_from_environment()  # $PYPYSTM, when no command opened the log
         self._error = None
         self.number_of_transactions = 0
@@ -486,23 +492,3 @@ def add(f: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
 def run() -> None:
     """Run everything added with :func:`add` on ``set_num_threads()`` threads."""
     _default_queue.run()
-
-
-for _name in ("time", "clock", "count", "is_atomic", "getsegmentlimit", "hint_commit_soon"):
-    policy.register(f"{__name__}.{_name}", "pure")
-
-def _queue_from_section(tx: Any, f: Callable, args: tuple, kwargs: dict) -> Any:
-    # Not "pure": the arguments are handed to a later transaction as they
-    # are, never replaced by this section's private copies.
-    return f(*args, **kwargs)
-
-
-for _callable in (add, TransactionQueue.add, TransactionQueue.add_generator):
-    policy.register_special(_callable, _queue_from_section)
-for _name in ("threadlocalproperty.__get__", "threadlocalproperty.__set__"):
-    policy.register(f"{__name__}.{_name}", "pure")
-for _name in ("stmiddict.__getitem__", "stmiddict.__contains__", "stmiddict.get",
-              "stmiddict.keys", "stmiddict.values", "stmiddict.items",
-              "stmidset.__contains__", "stmidset.__len__"):
-    policy.register(f"{__name__}.{_name}", "pure")
-del _name

@@ -67,7 +67,8 @@ def start() -> None:
     """Make the engine ready; entry points call it before any application code is loaded.
 
     It enters the builtins that act like barriers in the policy table
-    (:mod:`.specials`) and, when the C extension loaded, puts the C
+    (:mod:`.specials`), reads the user's policy file
+    (``$TORNADO_STM_POLICY``) and, when the C extension loaded, puts the C
     barriers in place of the hot Python ones (:mod:`.fastpath`). Nothing
     of this happens at import. Calling it again does nothing; preparing
     instrumented code calls it too, so that no caller can forget it.
@@ -76,8 +77,9 @@ def start() -> None:
     with _start_lock:
         if _started:
             return
-        from tornado_stm.stm import barriers, fastpath, specials
+        from tornado_stm.stm import barriers, fastpath, policy, specials
 
         specials.register()
+        policy.load_from_environment()
         fastpath.install(vars(barriers))
         _started = True

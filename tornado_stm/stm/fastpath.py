@@ -27,14 +27,17 @@ from __future__ import annotations
 import warnings
 from typing import Callable
 
-from tornado_stm.stm.extension import EXTENSION as _ext
-from tornado_stm.stm.extension import REASON  # noqa: F401  (rebound by _fall_back)
+from tornado_stm.stm import extension
+
+_ext = extension.EXTENSION
 
 #: The barriers the extension replaces (names in ``tornado_stm.stm.barriers``).
 HOT_BARRIERS = ("current", "get_attr", "set_attr", "del_attr", "get_item", "set_item",
                 "del_item", "get_global", "call", "iterate", "contains", "new", "view",
                 "deep_view", "truth", "touch", "tick", "binary", "compare")
 
+#: Why the C fast path is not in use ("" when it is).
+REASON = extension.REASON
 #: "c" when the C fast path is in use, "python" otherwise.
 BACKEND = "c" if _ext is not None else "python"
 #: name -> pure-Python barrier, filled by install().

@@ -95,6 +95,8 @@ def open_log(path: Optional[str] = None, follow_forks: bool = False) -> None:
             _path = value[:-1] if value.endswith("+") else (value or None)
         else:
             _writer, _follow_forks, _path = LogWriter(path), follow_forks, path
+        if _writer is not None:
+            _install_exit_hooks_locked()
 
 
 def configure(path: Optional[str] = None, *, force: bool = False) -> Optional[tuple[str, str]]:
@@ -122,6 +124,7 @@ def configure(path: Optional[str] = None, *, force: bool = False) -> Optional[tu
             raise LogPathError(_problem(target, exc)) from None
         _file = stream
         _writer, _follow_forks, _path = LogWriter(stream), follow_forks, target
+        _install_exit_hooks_locked()
         return requested, target
 
 
@@ -210,6 +213,15 @@ def _after_fork_in_child() -> None:
         _writer = LogWriter(open(fork_log_path(_path), "wb", buffering=0))
 
 
-atexit.register(close_log)
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+_exit_hooks_installed = False
+
+
+def _install_exit_hooks_locked() -> None:
+    """Close the log at exit and reopen it in forked children: once, when a log first opens."""
+    global _exit_hooks_installed
+    if _exit_hooks_installed:
+        return
+    _exit_hooks_installed = True
+    atexit.register(close_log)
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -19,6 +19,10 @@ policy:
 ``deep``
     Reads deeply (``json.dumps`` of a shared structure, ``copy.deepcopy``):
     the section becomes inevitable first, so the call sees committed state.
+``handoff``
+    Hands its arguments, as they are, to a later transaction
+    (``transaction.add``): called as is, never with the section's private
+    copies of them.
 ``irrevocable``
     Anything else (I/O, ``self.write``, logging, unknown C code): the
     section becomes inevitable first. This is the default.
@@ -29,7 +33,8 @@ callable of a module or every method of a type. Names are resolved to
 objects lazily; a name whose module is not installed is ignored.
 
 Users extend the table in code with :func:`register` or with a TOML file
-named by ``$TORNADO_STM_POLICY`` (or passed to :func:`load_file`)::
+named by ``$TORNADO_STM_POLICY`` (read by :func:`tornado_stm.stm.start`)
+or passed to :func:`load_file`::
 
     [calls]
     "mypkg.fastlib.checksum" = "pure"
@@ -51,7 +56,7 @@ from typing import Callable, Optional
 
 logger = logging.getLogger(__name__)
 
-KINDS = ("pure", "mutates", "deep", "irrevocable", "special")
+KINDS = ("pure", "mutates", "deep", "handoff", "irrevocable", "special")
 
 
 @dataclass(frozen=True)
@@ -79,7 +84,7 @@ def parse(spec: str) -> CallPolicy:
     words = spec.replace(",", " ").split()
     if not words or words[0] not in KINDS or words[0] == "special":
         raise PolicyError(f"policy {spec!r}: expected pure, pure fresh, mutates N[,M], "
-                          f"deep or irrevocable")
+                          f"deep, handoff or irrevocable")
     kind, rest = words[0], words[1:]
     fresh = "fresh" in rest
     numbers = [w for w in rest if w != "fresh"]
@@ -204,6 +209,21 @@ SHIPPED: dict[str, str] = {
              "tornado.httputil.HTTPServerRequest.cookies "
              "tornado.httputil.HTTPHeaders.__getitem__ tornado.httputil.HTTPHeaders.get "
              "tornado.httputil.HTTPHeaders.get_list tornado.httputil.HTTPHeaders.__contains__"),
+    # The transaction module's own small built-ins, and add(): its arguments
+    # go to a later transaction as they are.
+    **_words("pure", "tornado_stm.transaction.time tornado_stm.transaction.clock "
+             "tornado_stm.transaction.count tornado_stm.transaction.is_atomic "
+             "tornado_stm.transaction.getsegmentlimit tornado_stm.transaction.hint_commit_soon "
+             "tornado_stm.transaction.threadlocalproperty.__get__ "
+             "tornado_stm.transaction.threadlocalproperty.__set__ "
+             "tornado_stm.transaction.stmiddict.__getitem__ "
+             "tornado_stm.transaction.stmiddict.__contains__ "
+             "tornado_stm.transaction.stmiddict.get tornado_stm.transaction.stmiddict.keys "
+             "tornado_stm.transaction.stmiddict.values tornado_stm.transaction.stmiddict.items "
+             "tornado_stm.transaction.stmidset.__contains__ "
+             "tornado_stm.transaction.stmidset.__len__"),
+    **_words("handoff", "tornado_stm.transaction.add tornado_stm.transaction.TransactionQueue.add "
+             "tornado_stm.transaction.TransactionQueue.add_generator"),
 }
 
 # -- resolution -------------------------------------------------------------
@@ -403,5 +423,7 @@ def qualified_name(f: object) -> str:
 
 for _name, _spec in SHIPPED.items():
     register(_name, _spec)
-if os.environ.get("TORNADO_STM_POLICY"):
-    load_file(os.environ["TORNADO_STM_POLICY"])
+def load_from_environment() -> int:
+    """Load the TOML file ``$TORNADO_STM_POLICY`` names, if any; how many entries it had."""
+    path = os.environ.get("TORNADO_STM_POLICY")
+    return load_file(path) if path else 0
