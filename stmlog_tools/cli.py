@@ -25,6 +25,7 @@ from typing import NoReturn
 
 from stmlog_tools import __version__
 from stmlog_tools.format import C8_NUMBERINGS
+from stmlog_tools.guess import resolve_numbering
 from stmlog_tools.logfile import (
     DEFAULT_FIFO_WAIT, LogError, LogInput, ProgressCallback, open_log,
 )
@@ -142,11 +143,11 @@ class Parser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def cmd_report(args: argparse.Namespace, source: LogInput,
+def cmd_report(args: argparse.Namespace, source: LogInput, numbering: str,
                progress: ProgressCallback | None) -> int:
     from stmlog_tools.analysis import analyse
     from stmlog_tools.report import format_report
-    report = analyse(source, events=args.events, progress=progress, engine=args.engine)
+    report = analyse(source, events=numbering, progress=progress, engine=args.engine)
     if args.json:
         if args.top is not None:
             report["conflicts"] = report["conflicts"][:args.top]
@@ -158,11 +159,10 @@ def cmd_report(args: argparse.Namespace, source: LogInput,
     return 0
 
 
-def cmd_dump(args: argparse.Namespace, source: LogInput,
+def cmd_dump(args: argparse.Namespace, source: LogInput, numbering: str,
              progress: ProgressCallback | None) -> int:
-    from stmlog_tools.guess import resolve_numbering
     from stmlog_tools.reader import LogReader
-    reader = LogReader(source, events=resolve_numbering(source, args.events), progress=progress)
+    reader = LogReader(source, events=numbering, progress=progress)
     out = sys.stdout
     c7 = reader.format == "c7"
     for event in reader.events():
@@ -176,12 +176,11 @@ def cmd_dump(args: argparse.Namespace, source: LogInput,
     return 0
 
 
-def cmd_timeline(args: argparse.Namespace, source: LogInput,
+def cmd_timeline(args: argparse.Namespace, source: LogInput, numbering: str,
                  progress: ProgressCallback | None) -> int:
-    from stmlog_tools.guess import resolve_numbering
     from stmlog_tools.timeline import write_timeline
     try:
-        lanes = write_timeline(source, args.output, events=resolve_numbering(source, args.events),
+        lanes = write_timeline(source, args.output, events=numbering,
                                columns=args.width, progress=progress, crop=args.crop,
                                begin=args.begin, end=args.end)
     except ValueError as exc:   # --from beyond the log: known only once it is read
@@ -191,11 +190,9 @@ def cmd_timeline(args: argparse.Namespace, source: LogInput,
     return 0
 
 
-def cmd_trace(args: argparse.Namespace, source: LogInput,
+def cmd_trace(args: argparse.Namespace, source: LogInput, numbering: str,
               progress: ProgressCallback | None) -> int:
-    from stmlog_tools.guess import resolve_numbering
     from stmlog_tools.timeline import write_trace
-    numbering = resolve_numbering(source, args.events)
     if args.output == "-":
         count = write_trace(source, sys.stdout, events=numbering, progress=progress)
     else:   # written aside, then renamed: a damaged log leaves no half-written file
@@ -283,7 +280,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     progress = _progress(args)
     try:
         with open_log(args.file, wait=args.wait) as source:   # the header is checked here, once
-            return args.run(args, source, progress)
+            # --events becomes a concrete numbering here, once (guessed for auto).
+            return args.run(args, source, resolve_numbering(source, args.events), progress)
     except LogError as exc:
         if progress is not None:
             progress.close()

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from stmlog_tools import cli, logfile
 from stmlog_tools.format import C8_HEADER
 from stmlog_tools.logfile import LogError, open_log
 from stmlog_tools.reader import LogReader
@@ -231,6 +232,30 @@ def test_reader_takes_concrete_numberings_only(core_log: Path) -> None:
         LogReader(core_log, events="auto")
     with pytest.raises(LogError, match="no such file"):
         LogReader(core_log.with_name("missing.log"))
+
+
+@pytest.mark.parametrize("command", [["report"], ["report", "--engine", "numpy"], ["dump"],
+                                     ["timeline", "-o", "{tmp}/t.html"],
+                                     ["trace", "-o", "{tmp}/t.json"]])
+@pytest.mark.parametrize("events", ["final", "auto"])
+def test_the_header_is_checked_once_per_command(tmp_path: Path, core_log: Path,
+                                                monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str],
+                                                command: list[str], events: str) -> None:
+    # The guess, both timeline passes, the reader and the C pass all read through the
+    # one input the command opened.
+    checked: list[str] = []
+    real_check = logfile._header_format
+
+    def counting_check(path: str, header: bytes, size: int | None) -> str:
+        checked.append(path)
+        return real_check(path, header, size)
+
+    monkeypatch.setattr(logfile, "_header_format", counting_check)
+    name, *options = [arg.replace("{tmp}", str(tmp_path)) for arg in command]
+    assert cli.main([name, str(core_log), *options, "--events", events, "--no-progress"]) == 0
+    assert checked == [str(core_log)]
+    capsys.readouterr()
 
 
 # --- arguments ---------------------------------------------------------------------------
