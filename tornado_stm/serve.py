@@ -34,10 +34,10 @@ import tornado.httputil
 
 from tornado_stm import binding, config
 from tornado_stm.info import describe_interpreter, interpreter_facts
+from tornado_stm.transaction import BACKENDS
 
 logger = logging.getLogger("tornado_stm.serve")
 
-BACKENDS = ("stm", "serial", "pypystm")
 LOOP_MODES = ("per-thread", "shared")
 
 

@@ -37,6 +37,7 @@ from stmlog_tools.writer import (
     STM_TRANSACTION_COMMIT, STM_TRANSACTION_START, STM_WAIT_DONE, STM_WAIT_OTHER_INEVITABLE,
     LogWriter, fork_log_path, make_marker, writer_from_environment,
 )
+from tornado_stm.stm.registry import is_engine_code
 
 __all__ = [
     "STM_BECOME_INEVITABLE", "STM_CONTENTION_WRITE_READ", "STM_TRANSACTION_ABORT",
@@ -45,7 +46,6 @@ __all__ = [
     "open_log", "configure", "open_from_environment", "LogPathError", "current_path",
 ]
 
-_ENGINE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _lock = threading.Lock()
 _writer: Optional[LogWriter] = None
 _follow_forks = False
@@ -72,7 +72,7 @@ def record(event: int, thread_num: int, marker: bytes = b"") -> None:
 def user_marker(frame: Optional[FrameType] = None) -> bytes:
     """The marker of the innermost frame that is not tornado-stm's own code."""
     frame = frame or sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(_ENGINE_DIR):
+    while frame is not None and is_engine_code(frame.f_code):
         frame = frame.f_back
     if frame is None:
         return b""

@@ -1,5 +1,9 @@
 """Which code is application code: the code objects the instrumenter produced.
 
+And which is the engine's own: :func:`is_engine_code` is the one
+definition of a tornado-stm frame, skipped when the PYPYSTM log names the
+user's line and dropped from the tracebacks of application exceptions.
+
 The instrumenter (``tornado_stm.instrument``) registers every code object
 it compiles, nested ones included; the section entry wrapper registers
 its own. The barriers use this to tell a call into instrumented code (a
@@ -9,7 +13,11 @@ the safe-call policy must judge).
 
 from __future__ import annotations
 
+import os
 from types import CodeType, FunctionType
+
+#: Where tornado-stm's own code lives: every module of the package is engine code.
+ENGINE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 #: Code objects of instrumented functions (and of the section entry wrapper).
 INSTRUMENTED_CODES: set[CodeType] = set()
@@ -26,3 +34,8 @@ def register_code(code: CodeType) -> None:
 def is_instrumented(fn: object) -> bool:
     """True for a function whose code the instrumenter produced."""
     return type(fn) is FunctionType and fn.__code__ in INSTRUMENTED_CODES
+
+
+def is_engine_code(code: CodeType) -> bool:
+    """True for code of tornado-stm itself (barriers, sections, loops), not the application's."""
+    return code.co_filename.startswith(ENGINE_DIR)

@@ -44,7 +44,7 @@ from typing import Any, Callable, Iterator, Optional, TypeVar
 
 from tornado_stm.stm import faults
 from tornado_stm.stm import log as stmlog
-from tornado_stm.stm.registry import INSTRUMENTED_CODES
+from tornado_stm.stm.registry import INSTRUMENTED_CODES, is_engine_code
 from tornado_stm.stm.stats import for_current_thread
 from tornado_stm.stm.txn import AbortSection, Transaction, _local, release_held
 from tornado_stm.stm.worldlock import WORLD_LOCK
@@ -132,14 +132,11 @@ def _end(tx: Transaction) -> None:
         action()
 
 
-_ENGINE_DIR = os.path.dirname(os.path.abspath(__file__))
-
-
 def _without_engine_frames(tb: Optional[TracebackType]) -> Optional[TracebackType]:
-    """The traceback minus the barrier and section frames, so it shows the user's code."""
+    """The traceback minus tornado-stm's frames (barriers, sections), so it shows the user's code."""
     kept = []
     while tb is not None:
-        if not tb.tb_frame.f_code.co_filename.startswith(_ENGINE_DIR):
+        if not is_engine_code(tb.tb_frame.f_code):
             kept.append(tb)
         tb = tb.tb_next
     for outer, inner in zip(kept, kept[1:]):
