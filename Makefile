@@ -92,11 +92,11 @@ bench-quick: bench-setup
 # (docs/compatibility.md lists what differs from stock asyncio, and why).
 test-tornado: venv
 	@echo "== Tornado's test suite on the transactional loop, GIL build"
-	$(VENV_GIL)/bin/python -m tornado_stm.loop.tornado_suite
+	$(VENV_GIL)/bin/python -m testsupport.tornado_suite
 	@echo "== Tornado's test suite on the transactional loop, free-threaded build"
-	$(VENV_FT)/bin/python -m tornado_stm.loop.tornado_suite
+	$(VENV_FT)/bin/python -m testsupport.tornado_suite
 	@echo "== Tornado's test suite on the loop of each thread (serve --loop per-thread), free-threaded build"
-	$(VENV_FT)/bin/python -m tornado_stm.loop.tornado_suite --per-thread
+	$(VENV_FT)/bin/python -m testsupport.tornado_suite --per-thread
 
 clean:
 	rm -rf $(VENV_GIL) $(VENV_FT) .venv-pypy build *.egg-info .pytest_cache

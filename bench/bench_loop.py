@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from bench.loadgen import Load, run_wrk
-from bench.serverproc import REPO_ROOT, free_port, start_server
+from testsupport.serverproc import REPO_ROOT, free_port, start_server
 
 logger = logging.getLogger("bench.bench_loop")
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
 
-from bench.serverproc import REPO_ROOT
+from testsupport.serverproc import REPO_ROOT
 
 #: Where `make bench` puts the Go peer server it builds.
 GO_SERVER = os.path.join(REPO_ROOT, "bench", "results", "bin", "goserver")

@@ -19,8 +19,8 @@ import sys
 import time
 from dataclasses import dataclass
 
-from bench.serverproc import REPO_ROOT, free_port, start_server
 from bench.with_nofile import raise_nofile
+from testsupport.serverproc import REPO_ROOT, free_port, start_server
 
 REQUEST = b"GET /hello HTTP/1.1\r\nHost: bench\r\n\r\n"
 APP_DIR = os.path.join(REPO_ROOT, "tests", "loop")

@@ -24,7 +24,7 @@ import re
 import shutil
 from typing import Any
 
-from bench.serverproc import REPO_ROOT
+from testsupport.serverproc import REPO_ROOT
 
 log = logging.getLogger(__name__)
 

@@ -50,8 +50,8 @@ from bench import report
 from bench.bench_astar import run_players
 from bench.configs import WORKLOADS, Config, all_configs
 from bench.loadgen import LoadFailed, run_siege, run_wrk
-from bench.serverproc import REPO_ROOT, ServerFailed, free_port, start_server
 from bench.stmstats import stm_stats
+from testsupport.serverproc import REPO_ROOT, ServerFailed, free_port, start_server
 
 log = logging.getLogger("bench")
 

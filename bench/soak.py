@@ -22,7 +22,7 @@ import os
 import sys
 import time
 
-from bench.serverproc import REPO_ROOT, free_port, start_server
+from testsupport.serverproc import REPO_ROOT, free_port, start_server
 
 #: (path, keep the connection) cycled by every client.
 MIX = ([("/", True)] * 30 + [("/primes/500", True), ("/fib/12", True),

@@ -15,8 +15,8 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from bench.serverproc import free_port, start_server
 from tests.apps.http_helpers import fetch
+from testsupport.serverproc import free_port, start_server
 
 
 def test_demo_handlers_run_as_sections_named_in_the_log(tmp_path) -> None:

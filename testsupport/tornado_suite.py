@@ -1,7 +1,9 @@
 """Run Tornado's own test suite on the transactional loop (or on stock asyncio).
 
-    python -m tornado_stm.loop.tornado_suite [--stock | --per-thread | --hand-off]
+    python -m testsupport.tornado_suite [--stock | --per-thread | --hand-off]
         [--threads N] [--no-pipelining] [TEST ...]
+
+(from the checkout, as ``make test-tornado`` does: ``testsupport`` is not installed).
 
 TEST names are those ``python -m tornado.test.runtests`` takes
 (``tornado.test.web_test``, ``tornado.test.web_test.ErrorResponseTest``...);
@@ -98,7 +100,7 @@ def _install_thread_loop() -> None:
 
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m tornado_stm.loop.tornado_suite",
+        prog="python -m testsupport.tornado_suite",
         description="Run Tornado's test suite with the transactional event loop installed.")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--stock", action="store_true",

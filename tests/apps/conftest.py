@@ -13,7 +13,7 @@ from typing import Iterator, Sequence
 
 import pytest
 
-from bench.serverproc import ServerProcess, free_port, start_server
+from testsupport.serverproc import ServerProcess, free_port, start_server
 
 
 def tornado_stm_serve_exists() -> bool:

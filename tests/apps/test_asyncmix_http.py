@@ -8,9 +8,9 @@ from typing import Iterator
 import pytest
 
 from apps.primes import primes_up_to
-from bench.serverproc import ServerProcess
 from tests.apps.conftest import SERVER_KINDS, serve
 from tests.apps.http_helpers import fetch
+from testsupport.serverproc import ServerProcess
 
 
 @pytest.fixture(scope="module", params=SERVER_KINDS)

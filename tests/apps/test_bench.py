@@ -15,7 +15,7 @@ import pytest
 
 from bench import loadgen
 from bench.configs import all_configs
-from bench.serverproc import free_port, start_server
+from testsupport.serverproc import free_port, start_server
 
 needs = pytest.mark.skipif(not (shutil.which("siege") and shutil.which("wrk")),
                            reason="siege and wrk come from scripts/install-system-deps")

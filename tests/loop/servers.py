@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
-from bench.serverproc import ServerProcess, free_port, start_server
+from testsupport.serverproc import ServerProcess, free_port, start_server
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

@@ -10,9 +10,9 @@ import sys
 
 import pytest
 
-from bench.serverproc import free_port
 from tests.conftest import FREE_THREADED
 from tests.loop.servers import HERE, _env, serve_command, start_stm_server
+from testsupport.serverproc import free_port
 
 
 def run_serve(*arguments: str) -> subprocess.CompletedProcess:

@@ -19,6 +19,8 @@ import sys
 
 import pytest
 
+from testsupport.serverproc import REPO_ROOT
+
 QUICK_MODULES = [
     "tornado.test.asyncio_test", "tornado.test.concurrent_test", "tornado.test.gen_test",
     "tornado.test.httpserver_test", "tornado.test.ioloop_test", "tornado.test.locks_test",
@@ -38,8 +40,8 @@ FAILED_TEST = re.compile(r"^(?:FAIL|ERROR): (\S+) \(([\w.]+)\)", re.MULTILINE)
 def run_suite(*options: str, modules: list[str]) -> tuple[int, set[str]]:
     """Run the suite runner; return (tests run, names of failed tests)."""
     completed = subprocess.run(
-        [sys.executable, "-m", "tornado_stm.loop.tornado_suite", *options, *modules],
-        capture_output=True, text=True, timeout=900)
+        [sys.executable, "-m", "testsupport.tornado_suite", *options, *modules],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=900)  # testsupport is not installed
     output = completed.stdout + completed.stderr
     ran = RAN.search(output)
     assert ran, f"the suite did not run:\n{output[-3000:]}"

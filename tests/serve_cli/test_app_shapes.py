@@ -15,8 +15,8 @@ import signal
 
 import pytest
 
-from bench.serverproc import free_port
 from tests.serve_cli.helpers import HERE, env, get, run_serve, start, wait_for
+from testsupport.serverproc import free_port
 
 
 def json_get(url: str, path: str) -> dict:

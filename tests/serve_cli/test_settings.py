@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import tomllib
 
 import pytest
 
@@ -121,14 +122,15 @@ def test_version_on_every_command(command) -> None:
     assert re.match(r"(tornado-stm|stmlog) \d+\.\d+", result.stdout), result.stdout
 
 
-def test_demo_apps_are_not_packaged() -> None:
-    """``pip install .`` must not put a top-level ``apps`` package into site-packages."""
-    tomllib = pytest.importorskip("tomllib")
+def test_demo_apps_and_test_tooling_are_not_packaged() -> None:
+    """``pip install .`` must not put top-level ``apps``, ``bench`` or ``testsupport`` packages
+    into site-packages: they are used from the checkout."""
     with open(os.path.join(ROOT, "pyproject.toml"), "rb") as stream:
         project = tomllib.load(stream)
     setuptools_config = project["tool"]["setuptools"]
     include = setuptools_config["packages"]["find"]["include"]
-    packaged = [name for name in ("apps", "apps.static", "tornado_stm", "stmlog_tools")
+    packaged = [name for name in ("apps", "apps.static", "bench", "testsupport",
+                                  "tornado_stm", "stmlog_tools")
                 if any(fnmatch.fnmatchcase(name, pattern) for pattern in include)]
     assert packaged == ["tornado_stm", "stmlog_tools"]
     assert "apps" not in setuptools_config.get("package-data", {})

@@ -7,7 +7,7 @@ import socket
 import sys
 import time
 
-from bench.serverproc import ServerProcess, free_port, start_server
+from testsupport.serverproc import ServerProcess, free_port, start_server
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
