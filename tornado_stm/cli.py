@@ -32,13 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="more logging (repeat for debug)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
-            continue  # a command whose module has not landed yet
-        module.register(subparsers)
+        importlib.import_module(name).register(subparsers)
     # --version on the command and on every subcommand (`tornado-stm serve --version`).
     from tornado_stm.info import version_line
     version = version_line()

@@ -1,23 +1,17 @@
 """Servers for the apps' end-to-end tests: real subprocesses on free loopback ports.
 
-``demo_server`` is parametrised over the ways to serve the demo app: stock
-Tornado (``python -m apps.demo``) always, and ``tornado-stm serve`` once that
-command exists in this checkout.
+``demo_server`` and the others are parametrised over the ways to serve an
+app: stock Tornado (``python -m apps.demo``) and ``tornado-stm serve``.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from typing import Iterator, Sequence
 
 import pytest
 
 from testsupport.serverproc import ServerProcess, free_port, start_server
-
-
-def tornado_stm_serve_exists() -> bool:
-    return importlib.util.find_spec("tornado_stm.serve") is not None
 
 
 def server_command(kind: str, target: str, port: int,
@@ -35,11 +29,7 @@ def server_command(kind: str, target: str, port: int,
             "--threads", "2", *patterns]
 
 
-SERVER_KINDS = [
-    "stock",
-    pytest.param("tornado-stm", marks=pytest.mark.skipif(
-        not tornado_stm_serve_exists(), reason="tornado-stm serve has not landed yet")),
-]
+SERVER_KINDS = ["stock", "tornado-stm"]
 
 
 def serve(kind: str, target: str, log_dir, instrument: Sequence[str] = ()) -> ServerProcess:
