@@ -109,14 +109,21 @@ class TransactionalEventLoop(RestingFds, asyncio.SelectorEventLoop):
         response.install()
         self._threads = max(1, threads if threads is not None else default_thread_count())
         self._pipelining = pipelining
-        # All of the following is read and written only under W.
+        # Invariant: every field from here to _workers is read and written
+        # only under W (the lock order is W, then _idle_mutex).
         # (handle, ordering key) pairs taken at the last poll, not started yet.
         self._batch: collections.deque = collections.deque()
+        # Invariant: a key is in _busy_keys from the start of its handle to
+        # its end, so two handles of one connection never run at once.
         self._busy_keys: set = set()        # ordering keys of started, unfinished handles
+        # Invariant: an I/O handle is in _queued_io exactly while it is in
+        # _batch, so a poll does not queue the same fd's callback twice.
         self._queued_io: set = set()        # I/O handles in the batch, not started
         # A poll found only fds whose callbacks are busy or queued: polling
         # again before a handle finishes would find them again, and spin.
         self._poll_after_a_handle = False
+        # Invariant: _unfinished == handles started and not finished, and
+        # _sections_out <= _unfinished (a section out of W belongs to one).
         self._unfinished = 0                # handles started and not finished
         self._sections_out = 0              # sections of this loop without W right now
         self._holding_since = 0.0           # when the thread holding W took it
@@ -127,6 +134,8 @@ class TransactionalEventLoop(RestingFds, asyncio.SelectorEventLoop):
         self._workers: list[threading.Thread] = []
         # Idle drivers wait on their own condition; a waker removes the one
         # it wakes from ``_idle``, so no wake-up is ever counted twice.
+        # Invariant: _idle, _closing_workers and the seats' waits change only
+        # under _idle_mutex, and a seat is in _idle only while its thread waits.
         self._idle_mutex = threading.Lock()
         self._idle: list[threading.Condition] = []
         self._loop_thread_seat = threading.Condition(self._idle_mutex)

@@ -1,7 +1,8 @@
 """The transaction descriptor: one attempt of one atomic section.
 
-The protocol, in the style of TL2 (Dice, Shalev, Shavit 2006) with
-TinySTM's snapshot extension:
+This docstring is the one statement of the engine's protocol; the other
+modules refer to it. The protocol is in the style of TL2 (Dice, Shalev,
+Shavit 2006) with TinySTM's snapshot extension:
 
 *Begin.* A transaction reads the global clock into ``rv``, its snapshot.
 
@@ -24,8 +25,13 @@ transaction's own reads see its own writes. Objects created inside the
 section are *private*: they are not tracked or copied at all.
 
 *Commit.* A transaction with writes takes the world lock W, validates its
-read set (every stripe still no newer than ``rv``), locks the stripes it
-writes, publishes, bumps the clock and gives the stripes the new version.
+read set (every stripe still no newer than ``rv``), then, in this order:
+stores ``LOCKED`` in the stripes it writes (``versions.lock_stripes``),
+publishes its redo log in place, and only then bumps the clock and gives
+the stripes the new clock value (``versions.release_stripes``). A reader
+that sees a stripe's new version therefore sees the published value, and
+a reader that read the old value sees ``LOCKED`` or a version newer than
+its snapshot when it checks the stripe again.
 Read-only transactions commit without W, but still validate: some reads
 (operators and uninstrumented functions given a shared container) are
 checked only after the fact, and what a read-only section hands on (a
@@ -46,6 +52,16 @@ private then, since publishing made them reachable.
 *Direct mode.* Instrumented code running outside any section (a coroutine
 step driven by the event loop) writes in place under W the same way; its
 stripes are released when the thread gives W up.
+
+*Locks and their order.* W (``worldlock.WORLD_LOCK``) is the one lock
+of the engine: every commit, every inevitable section, every in-place
+write and every change of the clock happens under it, so the clock and
+the version table need no atomic instructions. Any other lock is taken
+after W, never the other way round: the shared event loop's
+``_idle_mutex`` (a thread parks while holding the mutex and releases W
+inside it, then takes W again only after leaving it), the log's and the
+policy table's locks, the per-thread loops' balancer lock. A thread
+waiting for W holds none of them.
 
 *Read shadows.* A shared container handed to code that reads it later
 (a lazy iterator, a ``for`` loop, a dict view) is given a private copy,

@@ -15,11 +15,10 @@ garbage collection): that can only cause a spurious conflict, never hide
 a real one.
 
 All commits run under the world lock W, one at a time, so the clock and
-the slots need no atomic instructions: a committer stores ``LOCKED`` in
-the slots it writes, bumps the clock, publishes, and stores the new clock
-value. A reader reads the slot, the value, and the slot again, and
-accepts the value only if both slot reads agree and are not newer than
-its snapshot (see ``Transaction`` in ``tornado_stm.stm.txn``).
+the slots need no atomic instructions. The order of a commit (lock the
+slots, publish, then bump the clock and store it in the slots) and the
+reader's check are stated once, in the docstring of
+:mod:`tornado_stm.stm.txn`.
 """
 
 from __future__ import annotations
