@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import pytest
@@ -10,6 +11,9 @@ from tornado_stm import stm
 
 #: True on a free-threaded CPython running with the GIL disabled.
 FREE_THREADED = hasattr(sys, "_is_gil_enabled") and not sys._is_gil_enabled()
+
+#: CPUs this process may run on: a race between threads needs two at once.
+CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def pytest_configure(config: pytest.Config) -> None:
