@@ -14,7 +14,15 @@
 PYTHON      ?= python3
 VENV_GIL    := .venv
 VENV_FT     := .venv-ft
-STAMP       := .installed
+# What both venvs install: the package (editable) with its test extra and
+# its bench extra (matplotlib: tests/test_bench_report.py checks the
+# benchmark's plot). The stamp is named after the extras, so that changing
+# them sets the venvs up again.
+EXTRAS      := test,bench
+STAMP       := .installed-test-bench
+# A release with a wheel for the interpreter rather than a newer one to
+# build from source (matplotlib 3.11.2 has no wheel for 3.13t; 3.11.1 has).
+PIP_INSTALL  = -m pip install -q --prefer-binary
 PORT        ?= 8888
 THREADS     ?= $(shell nproc)
 PYTEST_ARGS ?=
@@ -34,14 +42,14 @@ $(VENV_GIL)/$(STAMP): $(INSTALL_INPUTS)
 	@echo "== setting up $(VENV_GIL) with $$($(PYTHON) -c 'import sys; print(sys.executable)')"
 	@test -x $(VENV_GIL)/bin/python || $(PYTHON) -m venv $(VENV_GIL)
 	@$(VENV_GIL)/bin/python -m pip install -q --upgrade pip
-	@$(VENV_GIL)/bin/python -m pip install -q -e ".[test]"
+	@$(VENV_GIL)/bin/python $(PIP_INSTALL) -e ".[$(EXTRAS)]"
 	@touch $@
 
 $(VENV_FT)/$(STAMP): $(INSTALL_INPUTS)
 	@echo "== setting up $(VENV_FT) (free-threaded CPython)"
 	@test -x $(VENV_FT)/bin/python || "$$(scripts/python-ft)" -m venv $(VENV_FT)
 	@$(VENV_FT)/bin/python -m pip install -q --upgrade pip
-	@$(VENV_FT)/bin/python -m pip install -q -e ".[test]"
+	@$(VENV_FT)/bin/python $(PIP_INSTALL) -e ".[$(EXTRAS)]"
 	@touch $@
 
 system-deps:
@@ -68,18 +76,13 @@ test-faults: $(VENV_FT)/$(STAMP)
 	@echo "== tests/stm under fault injection ($(FAULTS)), free-threaded build"
 	TORNADO_STM_FAULTS=$(FAULTS) $(VENV_FT)/bin/python -m pytest tests/stm $(PYTEST_ARGS)
 
-# The benchmark runs on the GIL venv (plus matplotlib for its plot) and
-# starts every peer server itself; bench/setup-peers installs PyPy, builds
-# .venv-pypy and the Go peer server.
-BENCH_STAMP := .installed-bench
+# The benchmark runs on the GIL venv (matplotlib, for its plot, comes with
+# the venv's bench extra) and starts every peer server itself;
+# bench/setup-peers installs PyPy, builds .venv-pypy and the Go peer server.
 BENCH_ARGS  ?=
 .PHONY: bench-setup
 
-$(VENV_GIL)/$(BENCH_STAMP): $(VENV_GIL)/$(STAMP)
-	@$(VENV_GIL)/bin/python -m pip install -q -e ".[test,bench]"
-	@touch $@
-
-bench-setup: venv system-deps $(VENV_GIL)/$(BENCH_STAMP)
+bench-setup: venv system-deps
 	@bench/setup-peers
 
 bench: bench-setup
