@@ -206,7 +206,7 @@ slot(PyObject *tx, PyMemberDef *member)
     return Py_NewRef(value);
 }
 
-enum { MODE_ERROR = -1, MODE_OPTIMISTIC = 0, MODE_PLAIN = 1, MODE_PYTHON = 2 };
+enum { MODE_ERROR = -1, MODE_OPTIMISTIC = 0, MODE_PLAIN = 1, MODE_PYTHON = 2, MODE_DONE = 3 };
 
 /* MODE_PLAIN when ``tx is None or tx.inevitable``, MODE_OPTIMISTIC for an
  * optimistic Transaction, MODE_PYTHON for anything else passed as tx. */
@@ -339,6 +339,32 @@ read_mode(PyObject *tx, PyObject *obj, int immutable_too)
     if (plain < 0)
         return MODE_ERROR;
     return plain ? MODE_PLAIN : MODE_OPTIMISTIC;
+}
+
+/* The prologue of the read barriers. Returns MODE_PLAIN or MODE_OPTIMISTIC
+ * for the barrier to go on with, or MODE_DONE with *result its answer: the
+ * Python barrier's (arguments this code does not handle, ``args_ok`` false;
+ * tx not a Transaction), or NULL with an exception. The mode is that of the
+ * object at ``args[obj_at]`` (see read_mode), or of tx alone when obj_at < 0. */
+static int
+barrier_prologue(int barrier, int args_ok, PyObject *const *args, Py_ssize_t nargs,
+                 int obj_at, int immutable_too, PyObject **result)
+{
+    *result = NULL;
+    if (!S.configured) {
+        (void)NOT_CONFIGURED();
+        return MODE_DONE;
+    }
+    int mode = MODE_PYTHON;
+    if (args_ok)
+        mode = obj_at < 0 ? tx_mode(args[0]) : read_mode(args[0], args[obj_at], immutable_too);
+    if (mode == MODE_ERROR)
+        return MODE_DONE;
+    if (mode == MODE_PYTHON) {
+        *result = to_python(barrier, args, nargs, NULL);
+        return MODE_DONE;
+    }
+    return mode;
 }
 
 /* ``isinstance(obj, (list, dict, set))``, without the ``__class__`` lookups of
@@ -702,17 +728,13 @@ attr_logged(PyObject *tx, PyObject *obj, PyObject *name)
 static PyObject *
 fp_get_attr(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (!S.configured)
-        return NOT_CONFIGURED();
-    if (nargs < 3 || nargs > 4 || !PyUnicode_Check(args[2]))
-        return to_python(B_GET_ATTR, args, nargs, NULL);
+    PyObject *result;
+    int mode = barrier_prologue(B_GET_ATTR, nargs >= 3 && nargs <= 4 && PyUnicode_Check(args[2]),
+                                args, nargs, 1, 0, &result);
+    if (mode == MODE_DONE)
+        return result;
     PyObject *tx = args[0], *obj = args[1], *name = args[2];
     PyObject *const *deflt = nargs == 4 ? &args[3] : NULL;
-    int mode = read_mode(tx, obj, 0);
-    if (mode == MODE_ERROR)
-        return NULL;
-    if (mode == MODE_PYTHON)
-        return to_python(B_GET_ATTR, args, nargs, NULL);
     long kind = -1;
     if (mode == MODE_PLAIN) {
         if (tx_mode(tx) != MODE_OPTIMISTIC)
@@ -812,16 +834,11 @@ fp_del_attr(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 static PyObject *
 fp_get_item(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (!S.configured)
-        return NOT_CONFIGURED();
-    if (nargs != 3)
-        return to_python(B_GET_ITEM, args, nargs, NULL);
+    PyObject *result;
+    int mode = barrier_prologue(B_GET_ITEM, nargs == 3, args, nargs, 1, 1, &result);
+    if (mode == MODE_DONE)
+        return result;
     PyObject *tx = args[0], *obj = args[1], *key = args[2];
-    int mode = read_mode(tx, obj, 1);
-    if (mode == MODE_ERROR)
-        return NULL;
-    if (mode == MODE_PYTHON)
-        return to_python(B_GET_ITEM, args, nargs, NULL);
     if (mode == MODE_PLAIN)
         return PyObject_GetItem(obj, key);
     PyObject *value = FALLBACK;
@@ -851,16 +868,12 @@ fp_del_item(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 static PyObject *
 fp_get_global(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (!S.configured)
-        return NOT_CONFIGURED();
-    if (nargs != 3 || !PyDict_CheckExact(args[1]))
-        return to_python(B_GET_GLOBAL, args, nargs, NULL);
+    PyObject *result;
+    int mode = barrier_prologue(B_GET_GLOBAL, nargs == 3 && PyDict_CheckExact(args[1]),
+                                args, nargs, -1, 0, &result);
+    if (mode == MODE_DONE)
+        return result;
     PyObject *tx = args[0], *namespace = args[1], *name = args[2];
-    int mode = tx_mode(tx);
-    if (mode == MODE_ERROR)
-        return NULL;
-    if (mode == MODE_PYTHON)
-        return to_python(B_GET_GLOBAL, args, nargs, NULL);
     PyObject *value;
     if (mode == MODE_PLAIN) {
         int found = PyDict_GetItemRef(namespace, name, &value);
@@ -905,16 +918,11 @@ fp_get_global(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 static PyObject *
 fp_iterate(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (!S.configured)
-        return NOT_CONFIGURED();
-    if (nargs != 2)
-        return to_python(B_ITERATE, args, nargs, NULL);
-    PyObject *tx = args[0], *obj = args[1];
-    int mode = read_mode(tx, obj, 0);
-    if (mode == MODE_ERROR)
-        return NULL;
-    if (mode == MODE_PYTHON)
-        return to_python(B_ITERATE, args, nargs, NULL);
+    PyObject *result;
+    int mode = barrier_prologue(B_ITERATE, nargs == 2, args, nargs, 1, 0, &result);
+    if (mode == MODE_DONE)
+        return result;
+    PyObject *obj = args[1];
     if (mode == MODE_PLAIN)
         return Py_NewRef(obj);
     /* A shared container is iterated through its read shadow: Python's. */
@@ -939,16 +947,11 @@ fp_iterate(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 static PyObject *
 fp_contains(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (!S.configured)
-        return NOT_CONFIGURED();
-    if (nargs != 3)
-        return to_python(B_CONTAINS, args, nargs, NULL);
+    PyObject *result;
+    int mode = barrier_prologue(B_CONTAINS, nargs == 3, args, nargs, 2, 1, &result);
+    if (mode == MODE_DONE)
+        return result;
     PyObject *tx = args[0], *item = args[1], *container = args[2];
-    int mode = read_mode(tx, container, 1);
-    if (mode == MODE_ERROR)
-        return NULL;
-    if (mode == MODE_PYTHON)
-        return to_python(B_CONTAINS, args, nargs, NULL);
     if (mode == MODE_PLAIN)
         return op_contains(container, item);
     PyObject *value = FALLBACK;
