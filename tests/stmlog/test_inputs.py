@@ -126,11 +126,19 @@ def test_fifo_writer_that_writes_nothing_is_an_empty_input(fifo: Path) -> None:
     assert_one_line_error(result, str(fifo), "at byte 0", "empty input (0 bytes)")
 
 
+def _sigint_as_at_a_terminal() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_while_a_live_writer_is_silent_exits_130(fifo: Path) -> None:
     writer = subprocess.Popen(["sh", "-c", f'exec 3>"{fifo}"; sleep 60'])
     try:
+        # A job started in the background by a shell (nohup make test &)
+        # inherits SIGINT as ignored, and so would the reader: Ctrl-C comes
+        # from a terminal, where SIGINT has its default disposition.
         reader = subprocess.Popen([STMLOG, "report", str(fifo)], stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True)
+                                  stderr=subprocess.PIPE, text=True,
+                                  preexec_fn=_sigint_as_at_a_terminal)
         time.sleep(1.0)   # opened, waiting for data from the live writer
         reader.send_signal(signal.SIGINT)
         out, err = reader.communicate(timeout=30)
