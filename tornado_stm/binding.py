@@ -20,7 +20,7 @@ import os
 import socket
 import ssl
 from dataclasses import dataclass, field
-from typing import Any, Optional, Union
+from typing import Any, Callable, Optional, Union
 
 import tornado.httpserver
 import tornado.httputil
@@ -197,7 +197,8 @@ class Listeners:
                                         xheaders=self.trusted is not None, trusted=self.trusted)
         if self.balancer is not None and self.per_loop is not None:
             # Connections go to the least busy loop (tornado_stm.loop.balance).
-            self.balancer.attach(index, server, self.per_loop[index])
+            self.balancer.attach(index, server, self.per_loop[index],
+                                 in_flight=_in_flight_counter(delegate))
         else:
             server.add_sockets(self.per_loop[index] if self.per_loop else self.sockets)
         self.servers.append(server)
@@ -211,6 +212,11 @@ class Listeners:
         for group in self.per_loop or [self.sockets]:
             for sock in group:
                 sock.close()
+
+
+def _in_flight_counter(delegate: Any) -> Callable[[], int]:
+    """How the balancer reads a loop's requests in flight: serve's delegate counts them."""
+    return lambda: getattr(delegate, "count", 0)
 
 
 def socket_url(sock: socket.socket, scheme: str = "http") -> str:

@@ -10,13 +10,16 @@ So the loop that accepts does not necessarily keep the connection: it
 gives it to the loop with the least work waiting, itself on a tie. A
 loop's *load* counts
 
-* connections handed to it that have not yet begun their first request,
-* requests in progress on it (from their headers to their end).
+* connections given to it whose first request has not arrived yet,
+* requests in flight on it, from their headers to the end of their
+  response (what the server's delegate reports, see :meth:`attach`).
 
-Idle keep-alive connections cost nothing and do not count, and a loop
-running a long handler counts one request until it ends, so new
-connections go elsewhere. A connection, once given, stays on its loop:
-its stream, request and handler are touched by that loop's thread only.
+Idle keep-alive connections cost nothing and do not count (Tornado asks
+for the next request's delegate as soon as a response ends, so the load
+is taken from arrived headers, not from that call), and a loop running a
+long handler counts one request until it ends, so new connections go
+elsewhere. A connection, once given, stays on its loop: its stream,
+request and handler are touched by that loop's thread only.
 """
 
 from __future__ import annotations
@@ -32,25 +35,34 @@ import tornado.ioloop
 ACCEPTS_PER_WAKEUP = 64
 
 
+def _none() -> int:
+    return 0
+
+
 class ConnectionBalancer:
     """The load of every loop and the accept handlers that spread connections by it.
 
     Each loop calls :meth:`attach` on its own thread with its server; from
-    then on its sockets are accepted through :meth:`_accept`. Loads change
-    under one lock: once per connection and twice per request, uncontended
-    most of the time.
+    then on its sockets are accepted through the balancer. The counts of
+    fresh connections change under one lock, once or twice per connection.
     """
 
     def __init__(self, loops: int) -> None:
         self._lock = threading.Lock()
-        self.loads = [0] * loops
+        self.fresh = [0] * loops
+        self._in_flight: list[Callable[[], int]] = [_none] * loops
         self._servers: list[Optional[Any]] = [None] * loops
         self._ioloops: list[Optional[tornado.ioloop.IOLoop]] = [None] * loops
 
-    def attach(self, index: int, server: "LoadCountingServer",
-               sockets: list[socket.socket]) -> None:
-        """Serve ``sockets`` with ``server`` on loop ``index`` (call it on that loop)."""
+    def attach(self, index: int, server: "LoadCountingServer", sockets: list[socket.socket],
+               in_flight: Callable[[], int] = _none) -> None:
+        """Serve ``sockets`` with ``server`` on loop ``index`` (call it on that loop).
+
+        ``in_flight()`` is how many requests that loop is answering (read
+        from other threads, racily: a heuristic needs no lock).
+        """
         server.count_load_for(self, index)
+        self._in_flight[index] = in_flight
         self._servers[index] = server
         self._ioloops[index] = tornado.ioloop.IOLoop.current()
         for sock in sockets:
@@ -62,18 +74,24 @@ class ConnectionBalancer:
             self._servers[index] = None
             self._ioloops[index] = None
 
+    def load(self, index: int) -> int:
+        return self.fresh[index] + self._in_flight[index]()
+
     def change(self, index: int, delta: int) -> None:
+        """Loop ``index`` has ``delta`` more fresh connections."""
         with self._lock:
-            self.loads[index] += delta
+            self.fresh[index] += delta
 
     def _choose(self, here: int) -> int:
-        """The loop with the least load (``here`` on a tie); its load goes up by one."""
+        """The loop with the least load (``here`` on a tie); it gets one more fresh connection."""
         with self._lock:
-            best = here
-            for index, load in enumerate(self.loads):
-                if self._servers[index] is not None and load < self.loads[best]:
-                    best = index
-            self.loads[best] += 1
+            best, least = here, self.load(here)
+            for index in range(len(self.fresh)):
+                if self._servers[index] is not None and index != here:
+                    load = self.load(index)
+                    if load < least:
+                        best, least = index, load
+            self.fresh[best] += 1
             return best
 
     def _accept_handler(self, here: int, sock: socket.socket) -> Callable[[], None]:
@@ -119,7 +137,7 @@ class ConnectionBalancer:
 
 
 class LoadCountingServer:
-    """A mixin for Tornado's ``HTTPServer`` that keeps its loop's load up to date.
+    """A mixin for Tornado's ``HTTPServer`` that counts its loop's fresh connections.
 
     ``balance`` stays None on a single loop, and then nothing is counted.
     """
@@ -128,7 +146,7 @@ class LoadCountingServer:
 
     def count_load_for(self, balancer: ConnectionBalancer, index: int) -> None:
         self.balance = (balancer, index)
-        self._fresh: set[Any] = set()   # streams whose first request has not begun
+        self._fresh: set[Any] = set()   # streams whose first request has not arrived
         self._streamed = False
 
     def adopt_socket(self, sock: socket.socket, remove: Callable[[], None]) -> None:
@@ -137,7 +155,7 @@ class LoadCountingServer:
         self._handlers[sock.fileno()] = remove  # type: ignore[attr-defined]
 
     def take_connection(self, connection: socket.socket, address: Any) -> None:
-        """Serve a connection the balancer counted for this loop."""
+        """Serve a connection the balancer counted as fresh for this loop."""
         self._streamed = False
         self._handle_connection(connection, address)  # type: ignore[attr-defined]
         if not self._streamed:  # closed before it became a stream (a failed TLS wrap)
@@ -155,22 +173,16 @@ class LoadCountingServer:
             super().start_request(server_conn, request_conn), server_conn)  # type: ignore[misc]
 
     def count_request(self, delegate: Any, server_conn: Any) -> Any:
-        """``delegate``, counted in the load until its handler has run."""
-        if self.balance is None:
-            return delegate
+        """``delegate``, which ends its connection's freshness when its headers arrive."""
         stream = getattr(server_conn, "stream", None)
-        if stream in self._fresh:
-            self._fresh.discard(stream)   # counted since it was accepted
-        else:
-            self._change_load(+1)
-        return _CountedRequest(delegate, self._change_load)
+        if self.balance is None or stream not in self._fresh:
+            return delegate
+        return _FirstRequest(delegate, lambda: self._no_longer_fresh(stream))
 
     def on_close(self, server_conn: Any) -> None:
         super().on_close(server_conn)  # type: ignore[misc]
-        stream = getattr(server_conn, "stream", None)
-        if self.balance is not None and stream in self._fresh:
-            self._fresh.discard(stream)
-            self._change_load(-1)
+        if self.balance is not None:
+            self._no_longer_fresh(getattr(server_conn, "stream", None))
 
     def stop(self) -> None:
         if self.balance is not None:
@@ -178,46 +190,40 @@ class LoadCountingServer:
             balancer.detach(index)
         super().stop()  # type: ignore[misc]
 
+    def _no_longer_fresh(self, stream: Any) -> None:
+        if stream in self._fresh:
+            self._fresh.discard(stream)
+            self._change_load(-1)
+
     def _change_load(self, delta: int) -> None:
         assert self.balance is not None
         balancer, index = self.balance
         balancer.change(index, delta)
 
 
-class _CountedRequest(tornado.httputil.HTTPMessageDelegate):
-    """A request's delegate that ends its count when the handler has run (or the peer left).
+class _FirstRequest(tornado.httputil.HTTPMessageDelegate):
+    """The delegate of a connection's first request: its headers end the freshness.
 
-    A synchronous handler runs inside ``finish``; an ``async def`` handler
-    stops counting at its first ``await``, when its loop is free again.
+    From then on the request counts in its loop's requests in flight.
     """
 
-    __slots__ = ("_inner", "_change", "_counted")
+    __slots__ = ("_inner", "_arrived")
 
     def __init__(self, inner: tornado.httputil.HTTPMessageDelegate,
-                 change: Callable[[int], None]) -> None:
+                 arrived: Callable[[], None]) -> None:
         self._inner = inner
-        self._change = change
-        self._counted = True
+        self._arrived = arrived
 
     def headers_received(self, start_line: Any, headers: Any) -> Any:
+        self._arrived()
         return self._inner.headers_received(start_line, headers)
 
     def data_received(self, chunk: bytes) -> Any:
         return self._inner.data_received(chunk)
 
     def finish(self) -> None:
-        try:
-            self._inner.finish()
-        finally:
-            self._uncount()
+        self._inner.finish()
 
     def on_connection_close(self) -> None:
-        try:
-            self._inner.on_connection_close()
-        finally:
-            self._uncount()
-
-    def _uncount(self) -> None:
-        if self._counted:
-            self._counted = False
-            self._change(-1)
+        self._arrived()
+        self._inner.on_connection_close()
