@@ -111,6 +111,42 @@ UNSAFE_WHOLE_READS: tuple = ((OrderedDict,) if hasattr(sys, "_is_gil_enabled")
                              and not sys._is_gil_enabled() else ())
 
 
+#: Names a subclass of a container may define without changing how its
+#: contents are read, copied and written (everything else may).
+_HARMLESS_IN_SUBCLASSES = frozenset({
+    "__init__", "__new__", "__repr__", "__str__", "__format__", "__init_subclass__",
+    "__class_getitem__", "__doc__", "__module__", "__dict__", "__weakref__", "__slots__",
+    "__qualname__", "__annotations__", "__firstlineno__", "__static_attributes__",
+    "__orig_bases__", "__parameters__"})
+_shadowable: dict[type, bool] = {}
+
+
+def shadowable(kind: type) -> bool:
+    """True when a private copy of a ``kind`` container behaves as the original would.
+
+    The redo log copies a shared container (``copy.copy``) and replays the
+    section's operations on the copy, then on the original at commit. That
+    is right for list, dict, set, deque and the ``collections`` types; a
+    subclass of the application's that overrides what a copy or an
+    operation runs (``__setitem__`` calling ``super()``, ``__missing__``
+    storing into ``self``) would run its code on the copy, or twice, or
+    never on the original: a section touching one runs inevitably instead.
+    """
+    answer = _shadowable.get(kind)
+    if answer is None:
+        answer = True
+        for klass in kind.__mro__:
+            if klass.__module__ in ("builtins", "collections"):
+                continue
+            if any(name not in _HARMLESS_IN_SUBCLASSES and (
+                    name == "__missing__" or any(hasattr(base, name) for base in CONTAINER_TYPES))
+                   for name in vars(klass)):
+                answer = False
+                break
+        _shadowable[kind] = answer
+    return answer
+
+
 class AbortSection(BaseException):
     """Unwinds an atomic section so it can be retried.
 
@@ -239,6 +275,16 @@ class Transaction:
             self.doomed = AbortSection(
                 f"reading a shared {type(obj).__name__} as a whole", inevitable=True)
             raise self.doomed
+        self.container_allowed(obj)
+
+    def container_allowed(self, obj: Any) -> None:
+        """Before logging or copying a shared container: rerun inevitably if no copy can stand in."""
+        kind = type(obj)
+        if kind not in CONTAINER_TYPES and not shadowable(kind) and not self.inevitable:
+            self.doomed = AbortSection(
+                f"a shared {kind.__qualname__} (a container subclass overriding its methods)",
+                inevitable=True)
+            raise self.doomed
 
     def extend(self, stripe: int) -> None:
         """Called when ``stripe`` is newer than the snapshot: move the snapshot forward."""
@@ -342,6 +388,7 @@ class Transaction:
     def log_for(self, obj: Any) -> ContainerLog:
         log = self.containers.get(id(obj))
         if log is None:
+            self.container_allowed(obj)
             log = self.containers[id(obj)] = ContainerLog(obj)
         return log
 
@@ -364,10 +411,7 @@ class Transaction:
 
     def read_shadow(self, obj: Any) -> Any:
         """The section's private copy of a shared container, for a reader that keeps it."""
-        log = self.containers.get(id(obj))
-        if log is None:
-            log = self.containers[id(obj)] = ContainerLog(obj)
-        return self.materialize(log)
+        return self.materialize(self.log_for(obj))
 
     def touch(self, obj: Any) -> None:
         """Record a read of the whole of ``obj`` that plain code makes right after.
@@ -406,6 +450,8 @@ class Transaction:
 
     def read_dict_item(self, d: dict, key: Any) -> Any:
         log = self.containers.get(id(d))
+        if log is None and type(d) is not dict:
+            self.container_allowed(d)
         if log is not None:
             if log.shadow is not None:
                 return log.shadow[key]
@@ -426,6 +472,8 @@ class Transaction:
 
     def dict_contains(self, d: dict, key: Any) -> bool:
         log = self.containers.get(id(d))
+        if log is None and type(d) is not dict:
+            self.container_allowed(d)
         if log is not None:
             if log.shadow is not None:
                 return key in log.shadow

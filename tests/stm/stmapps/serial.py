@@ -114,3 +114,50 @@ def scan_or_reorder(i):
     else:
         keys = [*ORDER]
         assert sorted(keys) == ["a", "b", "c", "d"], keys
+
+
+# -- container subclasses that override their methods (a copy cannot stand in) --
+
+class Slots(list):
+    """Textbook subclassing: an override that delegates to ``super()``."""
+
+    def __setitem__(self, index, value):
+        super().__setitem__(index, value)
+
+
+class Registry(dict):
+    """An auto-vivifying dict: a missing key is stored into ``self``."""
+
+    def __missing__(self, key):
+        self[key] = value = []
+        return value
+
+
+class Tagged(list):
+    """Adds a method of its own only: copies still stand in for it."""
+
+    def total(self):
+        return sum(self)
+
+
+SLOTS = Slots([0] * 4)
+REGISTRY = Registry()
+TAGGED = Tagged([0])
+
+
+def reset_subclasses():
+    SLOTS[:] = [0] * 4
+    REGISTRY.clear()
+    TAGGED[:] = [0]
+
+
+def bump_slot(i):
+    SLOTS[i % 4] = SLOTS[i % 4] + 1
+
+
+def register(i):
+    REGISTRY[i % 5].append(i)
+
+
+def bump_tagged(i):
+    TAGGED[0] = TAGGED[0] + 1
