@@ -125,6 +125,19 @@ def test_container_subclasses_that_override_their_methods_run_inevitably(app, th
     assert not any("Tagged" in cause for cause in causes), causes
 
 
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_a_shared_seeded_generator_gives_the_serial_stream(app, threads) -> None:
+    """random.Random.randint was 'pure': aborted attempts consumed draws, so the
+    values drawn were not the first ones of the seeded stream."""
+    import random
+    app.reset_draws()
+    rounds = 50
+    helpers.run_threads(threads, lambda i: [app.draw(n) for n in range(rounds)])
+    expected = random.Random(2014)
+    assert sorted(app.DRAWS) == sorted(expected.randint(0, 10**9)
+                                       for _ in range(threads * rounds))
+
+
 @pytest.mark.freethreaded
 def test_reading_a_shared_ordereddict_whole_never_races_a_commit() -> None:
     """On 3.13t an OrderedDict iterated during a concurrent clear() crashes the

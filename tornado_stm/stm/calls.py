@@ -25,7 +25,7 @@ import itertools
 import operator
 from collections import OrderedDict
 from types import (AsyncGeneratorType, BuiltinFunctionType, CoroutineType, FunctionType,
-                   GeneratorType, MethodType, MethodWrapperType)
+                   GeneratorType, MethodType, MethodWrapperType, ModuleType)
 from typing import Any, Optional
 
 from tornado_stm.stm import policy
@@ -80,6 +80,11 @@ def call_optimistic(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
             # dst.extend(src): the arguments are read consistently too.
             method = getattr(tx.shadow_for_write(owner), f.__name__)
             return _fresh(tx, rule, _call_reading(tx, method, args, kwargs, original=f))
+    elif kind == "mutates" and 0 in rule.writes and _bound_self(f) is not None:
+        # A method that changes its own object (random.Random.randint): in
+        # place when this section made the object, inevitably otherwise.
+        if id(_bound_self(f)) in tx.private and len(rule.writes) == 1:
+            return _fresh(tx, rule, _call_reading(tx, f, args, kwargs))
     elif kind == "pure":
         return _fresh(tx, rule, _call_reading(tx, f, args, kwargs))
     elif kind == "mutates" and _can_shadow(tx, args, rule.writes):
@@ -92,6 +97,16 @@ def call_optimistic(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
     what = "deep read by" if kind == "deep" else "call to"
     tx.become_inevitable(f"{what} {policy.qualified_name(f)}")
     return call_direct(tx, f, args, kwargs)
+
+
+def _bound_self(f: Any) -> Any:
+    """The object a method is bound to (not a module: those are plain functions), or None."""
+    kind = type(f)
+    if kind is BuiltinFunctionType or kind is MethodType:
+        owner = f.__self__
+        if owner is not None and type(owner) is not ModuleType:
+            return owner
+    return None
 
 
 #: How many objects _deeply_private() looks at before giving up.

@@ -157,8 +157,12 @@ SHIPPED: dict[str, str] = {
     # time: reading clocks is re-executable and conflict-free.
     **_words("pure", "time.time time.monotonic time.perf_counter time.time_ns "
              "time.monotonic_ns time.perf_counter_ns time.process_time"),
-    # random: re-executable (a retry draws other numbers, which is allowed).
-    **_words("pure", "random.random random.randint random.randrange random.choice "
+    # random: every draw advances the generator's state, which an aborted
+    # attempt must not have consumed (a seeded stream would differ from any
+    # serial run's): in place on a generator the section made, inevitable
+    # on a shared one, the module's functions included (they draw from one
+    # shared generator).
+    **_words("mutates 0", "random.random random.randint random.randrange random.choice "
              "random.choices random.uniform random.gauss random.sample random.getrandbits "
              "random.Random.random random.Random.randint random.Random.randrange "
              "random.Random.choice random.Random.choices random.Random.uniform "

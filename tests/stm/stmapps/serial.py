@@ -161,3 +161,22 @@ def register(i):
 
 def bump_tagged(i):
     TAGGED[0] = TAGGED[0] + 1
+
+
+# -- a shared seeded generator: aborted attempts must not consume draws --------
+
+import random as _random  # noqa: E402
+
+RNG = _random.Random(2014)
+DRAWS: list = []
+
+
+def reset_draws():
+    RNG.seed(2014)
+    DRAWS.clear()
+
+
+def draw(i):
+    DRAWS.append(RNG.randint(0, 10**9))
+    own = _random.Random(i)          # made by this section: stays optimistic
+    own.random()
