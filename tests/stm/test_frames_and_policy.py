@@ -33,7 +33,7 @@ def test_resuming_a_generator_made_outside_makes_the_section_inevitable() -> Non
     assert frames.consume(generator) == [0, 1, 2]
     assert frames.SHARED["steps"] == 3
     causes = stm.stats()["inevitable_by_cause"]
-    assert causes == {"resuming a generator or coroutine from outside the section": 1}
+    assert causes == {"advancing an iterator or generator from outside the section": 1}
 
 
 def test_coroutine_steps_run_in_place_outside_sections() -> None:

@@ -138,6 +138,19 @@ def test_a_shared_seeded_generator_gives_the_serial_stream(app, threads) -> None
                                        for _ in range(threads * rounds))
 
 
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_a_shared_iterator_gives_out_each_item_once(app, threads) -> None:
+    """next() on a shared itertools.count() ran in place in optimistic attempts:
+    every abort burnt ids. Iterators the section makes stay optimistic."""
+    app.reset_ids()
+    rounds = 50
+    helpers.run_threads(threads, lambda i: [app.take_id(n) for n in range(rounds)])
+    assert sorted(app.TAKEN) == list(range(threads * rounds))
+    causes = stm.stats()["inevitable_by_cause"]
+    assert set(causes) <= {"advancing an iterator or generator from outside the section",
+                           "too many aborts"}, causes
+
+
 @pytest.mark.freethreaded
 def test_reading_a_shared_ordereddict_whole_never_races_a_commit() -> None:
     """On 3.13t an OrderedDict iterated during a concurrent clear() crashes the

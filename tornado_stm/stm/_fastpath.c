@@ -367,6 +367,13 @@ barrier_prologue(int barrier, int args_ok, PyObject *const *args, Py_ssize_t nar
     return mode;
 }
 
+/* calls.is_shared_iterator, privacy aside: the type has __next__. */
+static inline int
+is_iterator(PyObject *obj)
+{
+    return PyIter_Check(obj);
+}
+
 /* ``isinstance(obj, (list, dict, set))``, without the ``__class__`` lookups of
  * the general case for exact containers and immutable builtins (whose
  * instances cannot claim another class). */
@@ -935,7 +942,7 @@ fp_iterate(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (!immutable) {
         int special = PyObject_IsInstance(obj, S.container_types);
         if (special == 0)
-            special = PyObject_IsInstance(obj, S.frame_types);
+            special = is_iterator(obj);
         if (special < 0)
             return NULL;
         if (special)
@@ -1197,9 +1204,9 @@ cached_policy(PyObject *f)
     return rule;
 }
 
-/* 1 when an argument needs barriers._call_reading's care: a shared list, dict
- * or set (read consistently), or a generator or coroutine that existed before
- * the section (resuming it makes the section inevitable). */
+/* 1 when an argument needs calls.call_reading's care: a shared list, dict or
+ * set (read consistently), or an iterator -- a generator too -- that existed
+ * before the section (consuming it makes the section inevitable). */
 static int
 has_shared_container(PyObject *tx, PyObject *const *args, Py_ssize_t n)
 {
@@ -1215,7 +1222,7 @@ has_shared_container(PyObject *tx, PyObject *const *args, Py_ssize_t n)
             arg = PyMethod_GET_SELF(arg);
         int special = is_container(arg);
         if (special == 0 && !is_immutable_type(arg))
-            special = PyObject_IsInstance(arg, S.frame_types);
+            special = is_iterator(arg);
         if (special < 0)
             return -1;
         if (special) {

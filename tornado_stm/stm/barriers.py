@@ -60,8 +60,9 @@ from tornado_stm.stm import policy
 from tornado_stm.stm.attrkinds import (CLASS_VALUE, IMMUTABLE, IMMUTABLE_TYPES, MODULE,
                                        NONDATA, PLAIN, RUN, TYPE_ATTR, W_PLAIN, W_RUN, read_kind,
                                        write_kind)
-from tornado_stm.stm.calls import (FRAME_TYPES, bound_container, call_direct, call_optimistic,
-                                   direct_container_call, record_nested)
+from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, FRAME_TYPES, bound_container,
+                                   call_direct, call_optimistic, direct_container_call,
+                                   is_shared_iterator, record_nested)
 from tornado_stm.stm.registry import INSTRUMENTED_CODES, is_instrumented
 from tornado_stm.stm.section import ENTRY_CODE
 from tornado_stm.stm.txn import CONTAINER_TYPES, Transaction, _local, direct_write
@@ -293,14 +294,16 @@ def iterate(tx: Optional[Transaction], obj: Any) -> Any:
     A shared container is iterated through the section's read shadow: one
     consistent copy, which the section's own later writes also change, so
     a lazy consumer (a generator expression) sees exactly what a serial
-    run would.
+    run would. An iterator or generator the section did not make is
+    consumed in place, which no abort could undo: the section becomes
+    inevitable first.
     """
     if tx is None or tx.inevitable or id(obj) in tx.private:
         return obj
     if isinstance(obj, CONTAINER_TYPES):
         return tx.read_shadow(obj)
-    if isinstance(obj, FRAME_TYPES):
-        tx.become_inevitable("resuming a generator or coroutine from outside the section")
+    if is_shared_iterator(obj):
+        tx.become_inevitable(ADVANCING_A_SHARED_ITERATOR)
     return obj
 
 

@@ -36,6 +36,20 @@ from tornado_stm.stm.versions import stripe_of_key, stripe_of_object
 
 #: Objects with a frame of their own, which a rollback cannot restore.
 FRAME_TYPES = (GeneratorType, CoroutineType, AsyncGeneratorType)
+#: Why a section becomes inevitable before consuming an iterator it did not make.
+ADVANCING_A_SHARED_ITERATOR = "advancing an iterator or generator from outside the section"
+
+
+def is_shared_iterator(obj: Any) -> bool:
+    """True for an iterator (a generator too) that is not an immutable value.
+
+    Callers check privacy first: an iterator made by the section is its own
+    to consume. Any other one (``itertools.count()`` kept in a global, a
+    file, a shared generator) changes as it is consumed, and no abort can
+    put back what it gave out.
+    """
+    kind = type(obj)
+    return kind not in IMMUTABLE_TYPES and hasattr(kind, "__next__")
 
 
 def bound_container(f: Any) -> Any:
@@ -68,29 +82,29 @@ def call_optimistic(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
     owner = bound_container(f)
     if owner is not None:
         if id(owner) in tx.private:
-            return _call_reading(tx, f, args, kwargs)
+            return call_reading(tx, f, args, kwargs)
         if kind == "pure":
             name = f.__name__
             log = tx.containers.get(id(owner))
             if log is not None or name in LAZY_METHODS:
                 method = getattr(tx.read_shadow(owner), name)
-                return _fresh(tx, rule, _call_reading(tx, method, args, kwargs, original=f))
-            return _fresh(tx, rule, _call_reading(tx, f, args, kwargs, also=owner))
+                return _fresh(tx, rule, call_reading(tx, method, args, kwargs, original=f))
+            return _fresh(tx, rule, call_reading(tx, f, args, kwargs, also=owner))
         if kind == "mutates" and 0 in rule.writes:
             # dst.extend(src): the arguments are read consistently too.
             method = getattr(tx.shadow_for_write(owner), f.__name__)
-            return _fresh(tx, rule, _call_reading(tx, method, args, kwargs, original=f))
+            return _fresh(tx, rule, call_reading(tx, method, args, kwargs, original=f))
     elif kind == "mutates" and 0 in rule.writes and _bound_self(f) is not None:
         # A method that changes its own object (random.Random.randint): in
         # place when this section made the object, inevitably otherwise.
         if id(_bound_self(f)) in tx.private and len(rule.writes) == 1:
-            return _fresh(tx, rule, _call_reading(tx, f, args, kwargs))
+            return _fresh(tx, rule, call_reading(tx, f, args, kwargs))
     elif kind == "pure":
-        return _fresh(tx, rule, _call_reading(tx, f, args, kwargs))
+        return _fresh(tx, rule, call_reading(tx, f, args, kwargs))
     elif kind == "mutates" and _can_shadow(tx, args, rule.writes):
         args = tuple(tx.shadow_for_write(arg) if index in rule.writes and id(arg) not in tx.private
                      else arg for index, arg in enumerate(args))
-        return _fresh(tx, rule, _call_reading(tx, f, args, kwargs))
+        return _fresh(tx, rule, call_reading(tx, f, args, kwargs))
     if kind == "deep" and _deeply_private(tx, (args, kwargs)):
         # json.dumps of a structure built by this section: nothing shared to read.
         return f(*args, **kwargs)
@@ -186,7 +200,7 @@ _VIEW_TYPES = frozenset({type({}.keys()), type({}.values()), type({}.items()),
                          type(OrderedDict().items()), memoryview})
 
 
-def _call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
+def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
                   also: Any = None, lazy: bool = False, original: Any = None) -> Any:
     """Call ``f`` with the shared containers among its arguments read consistently.
 
@@ -225,10 +239,10 @@ def _call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
             else:
                 tx.whole_read_allowed(arg)
                 watched.append(stripe_of_object(id(arg)))
-        elif isinstance(arg, FRAME_TYPES):
-            # list(gen), sum(gen)...: the C code would resume a frame that
-            # existed before the section, which cannot be rolled back.
-            tx.become_inevitable("resuming a generator or coroutine from outside the section")
+        elif is_shared_iterator(arg):
+            # list(it), sum(gen)...: the C code would consume an iterator (or
+            # resume a frame) that existed before the section, for good.
+            tx.become_inevitable(ADVANCING_A_SHARED_ITERATOR)
             return call_direct(tx, original, args, kwargs)
         elif kind is not tuple:
             owner = bound_container(arg)
@@ -248,8 +262,8 @@ def _call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
     result = _read_window(tx, watched, f, final_args, final_kwargs)
     if not lazy and _is_lazy(result):
         # An iterator or view over a shared container: call again on copies.
-        return _call_reading(tx, f, args, kwargs, also=None, lazy=True) if also is None else \
-            _call_reading(tx, getattr(tx.read_shadow(also), f.__name__), args, kwargs, lazy=True,
+        return call_reading(tx, f, args, kwargs, also=None, lazy=True) if also is None else \
+            call_reading(tx, getattr(tx.read_shadow(also), f.__name__), args, kwargs, lazy=True,
                           original=f)
     return result
 

@@ -116,12 +116,16 @@ SHIPPED: dict[str, str] = {
              "builtins.sorted builtins.object"),
     **_words("pure", "builtins.abs builtins.all builtins.any builtins.ascii builtins.bin "
              "builtins.bool builtins.bytes builtins.callable builtins.chr builtins.complex "
-             "builtins.divmod builtins.enumerate builtins.filter builtins.float builtins.format "
+             "builtins.divmod builtins.float builtins.format "
              "builtins.frozenset builtins.hash builtins.hex builtins.id builtins.int "
-             "builtins.isinstance builtins.issubclass builtins.iter builtins.len builtins.map "
+             "builtins.isinstance builtins.issubclass builtins.len "
              "builtins.max builtins.min builtins.oct builtins.ord builtins.pow builtins.range "
-             "builtins.repr builtins.reversed builtins.round builtins.slice builtins.str "
-             "builtins.sum builtins.tuple builtins.type builtins.zip builtins.memoryview"),
+             "builtins.repr builtins.round builtins.slice builtins.str "
+             "builtins.sum builtins.tuple builtins.type builtins.memoryview"),
+    # Lazy builtins: a new iterator, private to the section that made it (a
+    # shared iterator is advanced only inevitably: see barriers.iterate).
+    **_words("pure fresh", "builtins.enumerate builtins.filter builtins.map builtins.reversed "
+             "builtins.zip"),
     **_words("deep", "builtins.vars builtins.dir json.dumps copy.deepcopy pickle.dumps"),
     # Exceptions and plain objects: their methods touch only the object itself
     # (typically just built by the section): super().__init__(...) stays optimistic.

@@ -15,7 +15,8 @@ from typing import Any, Optional
 
 from tornado_stm.stm import policy
 from tornado_stm.stm.barriers import contains, del_attr, del_item, get_attr, get_item, set_attr, set_item
-from tornado_stm.stm.calls import FRAME_TYPES, direct_container_call
+from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, call_reading,
+                                   direct_container_call, is_shared_iterator)
 from tornado_stm.stm.txn import Transaction, direct_write
 from tornado_stm.stm.versions import stripe_of_key
 
@@ -57,10 +58,20 @@ def _special_object_setattr(tx: Optional[Transaction], f: Any, args: tuple, kwar
 
 
 def _special_next(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
-    if (tx is not None and not tx.inevitable and args and isinstance(args[0], FRAME_TYPES)
-            and id(args[0]) not in tx.private):
-        tx.become_inevitable("resuming a generator or coroutine from outside the section")
+    if (tx is not None and not tx.inevitable and args and id(args[0]) not in tx.private
+            and is_shared_iterator(args[0])):
+        tx.become_inevitable(ADVANCING_A_SHARED_ITERATOR)
     return f(*args, **kwargs)
+
+
+def _special_iter(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
+    """``iter(x)``: a new iterator is the section's own; ``iter(it)`` is ``it`` itself."""
+    if tx is None or tx.inevitable or kwargs or len(args) != 1:
+        return f(*args, **kwargs)
+    result = call_reading(tx, f, args, kwargs)
+    if result is not args[0] and is_shared_iterator(result):
+        tx.adopt(result)
+    return result
 
 
 def _per_key(writes: bool) -> Any:
@@ -113,6 +124,7 @@ def _special_dict_pop(tx: Transaction, d: dict, key: Any, *default: Any) -> Any:
 SPECIALS = ((getattr, _special_getattr), (hasattr, _special_hasattr),
             (setattr, _special_setattr), (delattr, _special_delattr),
             (object.__setattr__, _special_object_setattr), (next, _special_next),
+            (iter, _special_iter),
             (dict.get, _special_dict_get), (dict.setdefault, _special_dict_setdefault),
             (dict.pop, _special_dict_pop))
 

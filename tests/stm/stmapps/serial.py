@@ -180,3 +180,24 @@ def draw(i):
     DRAWS.append(RNG.randint(0, 10**9))
     own = _random.Random(i)          # made by this section: stays optimistic
     own.random()
+
+
+# -- a shared iterator: aborted attempts must not consume its items --------------
+
+import itertools as _itertools  # noqa: E402
+
+IDS = _itertools.count()
+TAKEN: list = []
+
+
+def reset_ids():
+    global IDS
+    IDS = _itertools.count()
+    TAKEN.clear()
+
+
+def take_id(i):
+    TAKEN.append(next(IDS))
+    mine = list(enumerate(zip(PAIR, ITEMS)))    # made by this section: stays optimistic
+    for _ in iter(mine):
+        pass
