@@ -151,6 +151,18 @@ def test_a_shared_iterator_gives_out_each_item_once(app, threads) -> None:
                            "too many aborts"}, causes
 
 
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_mutable_buffers_read_by_builtins_lose_no_update(app, threads) -> None:
+    """max(array) and bytes(bytearray) read the buffer without a version: a
+    later (inevitable) write of it lost updates. A read of a shared buffer
+    now makes the section inevitable."""
+    app.reset_buffers()
+    rounds = 50
+    helpers.run_threads(threads, lambda i: [app.bump_buffers(n) for n in range(rounds)])
+    assert app.COUNTS[0] == threads * rounds
+    assert int.from_bytes(bytes(app.BYTES), "little") == threads * rounds
+
+
 @pytest.mark.freethreaded
 def test_reading_a_shared_ordereddict_whole_never_races_a_commit() -> None:
     """On 3.13t an OrderedDict iterated during a concurrent clear() crashes the

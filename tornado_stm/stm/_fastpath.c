@@ -1205,8 +1205,9 @@ cached_policy(PyObject *f)
 }
 
 /* 1 when an argument needs calls.call_reading's care: a shared list, dict or
- * set (read consistently), or an iterator -- a generator too -- that existed
- * before the section (consuming it makes the section inevitable). */
+ * set (read consistently), an iterator -- a generator too -- that existed
+ * before the section, or a shared mutable buffer (the last two make the
+ * section inevitable). */
 static int
 has_shared_container(PyObject *tx, PyObject *const *args, Py_ssize_t n)
 {
@@ -1221,8 +1222,9 @@ has_shared_container(PyObject *tx, PyObject *const *args, Py_ssize_t n)
         else if (PyMethod_Check(arg))
             arg = PyMethod_GET_SELF(arg);
         int special = is_container(arg);
+        /* an iterator, or a mutable buffer (bytearray, array): calls.py decides */
         if (special == 0 && !is_immutable_type(arg))
-            special = is_iterator(arg);
+            special = is_iterator(arg) || PyObject_CheckBuffer(arg);
         if (special < 0)
             return -1;
         if (special) {

@@ -62,7 +62,7 @@ from tornado_stm.stm.attrkinds import (CLASS_VALUE, IMMUTABLE, IMMUTABLE_TYPES, 
                                        write_kind)
 from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, FRAME_TYPES, bound_container,
                                    call_direct, call_optimistic, direct_container_call,
-                                   is_shared_iterator, record_nested)
+                                   is_shared_iterator, read_shared_buffer, record_nested)
 from tornado_stm.stm.registry import INSTRUMENTED_CODES, is_instrumented
 from tornado_stm.stm.section import ENTRY_CODE
 from tornado_stm.stm.txn import CONTAINER_TYPES, Transaction, _local, direct_write
@@ -182,6 +182,7 @@ def get_item(tx: Optional[Transaction], obj: Any, key: Any) -> Any:
         return tx.read_dict_item(obj, key)
     if isinstance(obj, (list, deque)):
         return tx.whole_read(obj, operator.getitem, key)
+    read_shared_buffer(tx, obj)
     _judge_method(tx, kind, "__getitem__")
     return obj[key]
 
@@ -304,6 +305,7 @@ def iterate(tx: Optional[Transaction], obj: Any) -> Any:
         return tx.read_shadow(obj)
     if is_shared_iterator(obj):
         tx.become_inevitable(ADVANCING_A_SHARED_ITERATOR)
+    read_shared_buffer(tx, obj)
     return obj
 
 
@@ -317,6 +319,7 @@ def contains(tx: Optional[Transaction], item: Any, container: Any) -> bool:
         return tx.dict_contains(container, item)
     if isinstance(container, (list, set, deque)):
         return tx.whole_read(container, operator.contains, item)
+    read_shared_buffer(tx, container)
     _judge_method(tx, kind, "__contains__")
     return item in container
 
@@ -347,9 +350,8 @@ def view(tx: Optional[Transaction], obj: Any) -> Any:
     owner = bound_container(obj)
     if owner is not None and id(owner) not in tx.private:
         return getattr(tx.read_shadow(owner), obj.__name__)
+    read_shared_buffer(tx, obj)
     return obj
-
-
 
 
 def deep_view(tx: Optional[Transaction], obj: Any) -> Any:
@@ -379,6 +381,7 @@ def truth(tx: Optional[Transaction], obj: Any) -> bool:
         return bool(obj)
     if isinstance(obj, CONTAINER_TYPES):
         return tx.whole_read(obj, bool)
+    read_shared_buffer(tx, obj)
     return bool(obj)
 
 
@@ -397,6 +400,8 @@ def touch(tx: Optional[Transaction], obj: Any) -> Any:
             tx.become_inevitable("testing a container this section wrote, in 'and'/'or'")
         else:
             tx.touch(obj)
+    else:
+        read_shared_buffer(tx, obj)
     return obj
 
 

@@ -21,6 +21,7 @@ safe: :func:`class_policy` decides once per class.
 
 from __future__ import annotations
 
+import array
 import itertools
 import operator
 from collections import OrderedDict
@@ -50,6 +51,18 @@ def is_shared_iterator(obj: Any) -> bool:
     """
     kind = type(obj)
     return kind not in IMMUTABLE_TYPES and hasattr(kind, "__next__")
+
+
+#: Mutable byte and number buffers. The engine keeps no version for their
+#: contents, and builtins read them as buffers: a section that reads a
+#: shared one runs inevitably, where the read cannot be overtaken.
+MUTABLE_BUFFER_TYPES = (bytearray, array.array, memoryview)
+
+
+def read_shared_buffer(tx: Transaction, obj: Any) -> None:
+    """Before reading ``obj`` (not the section's own): inevitable if it is a mutable buffer."""
+    if isinstance(obj, MUTABLE_BUFFER_TYPES):
+        tx.become_inevitable(f"reading a shared {type(obj).__name__}")
 
 
 def bound_container(f: Any) -> Any:
@@ -239,6 +252,9 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
             else:
                 tx.whole_read_allowed(arg)
                 watched.append(stripe_of_object(id(arg)))
+        elif isinstance(arg, MUTABLE_BUFFER_TYPES):
+            read_shared_buffer(tx, arg)
+            return call_direct(tx, original, args, kwargs)
         elif is_shared_iterator(arg):
             # list(it), sum(gen)...: the C code would consume an iterator (or
             # resume a frame) that existed before the section, for good.

@@ -201,3 +201,23 @@ def take_id(i):
     mine = list(enumerate(zip(PAIR, ITEMS)))    # made by this section: stays optimistic
     for _ in iter(mine):
         pass
+
+
+# -- mutable buffers read by pure builtins -----------------------------------------
+
+import array as _array  # noqa: E402
+
+COUNTS = _array.array("q", [0])
+BYTES = bytearray(8)
+
+
+def reset_buffers():
+    COUNTS[0] = 0
+    BYTES[:] = bytes(8)
+
+
+def bump_buffers(i):
+    value = max(COUNTS)                      # a read by an uninstrumented builtin
+    COUNTS[0] = value + 1
+    number = int.from_bytes(bytes(BYTES), "little")
+    BYTES[:] = (number + 1).to_bytes(8, "little")
