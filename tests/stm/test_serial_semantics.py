@@ -184,3 +184,44 @@ def test_reading_a_shared_ordereddict_whole_never_races_a_commit() -> None:
                           text=True, timeout=240)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["True", "True"]
+
+
+def test_comprehension_unpacking_sees_the_section_s_own_writes(app) -> None:
+    """[a for a, b in pairs] unpacked each item without a barrier: it missed the
+    section's own write to a nested list."""
+    assert app.first_of_pairs_after_own_write() == 51
+
+
+def test_match_reads_the_section_s_own_writes(app) -> None:
+    """match read a shared dict (mapping pattern) and an instance's attributes (class
+    pattern) as last committed, missing the write just before it."""
+    assert app.match_a_mapping_after_own_write() == 1
+    assert app.match_a_class_after_own_write() == 1
+
+
+def test_an_old_dict_view_sees_the_section_s_own_writes(app) -> None:
+    """A d.values() made at import read the live dict: sum() and a loop missed the
+    section's own deposit."""
+    assert app.totals_through_an_old_view_after_own_deposit() == (205, 205)
+
+
+@pytest.mark.parametrize("threads", [2, 4])
+def test_an_old_dict_view_never_reads_a_torn_total(app, threads) -> None:
+    totals: list[int] = []
+
+    def work(index: int) -> None:
+        for n in range(300):
+            if index % 2:
+                totals.append(app.total_through_the_old_view())
+            else:
+                app.move_between_balances(n)
+    helpers.run_threads(threads, work)
+    assert totals and set(totals) == {200}
+
+
+def test_uninstrumented_readers_of_an_instance_see_the_section_s_own_writes(app) -> None:
+    """copy.copy, an attrgetter key and a dataclass's generated __eq__/__repr__ read
+    attributes without barriers: they missed the write the section had just made."""
+    assert app.copy_after_own_deposit() == 1100
+    assert app.richest_after_own_deposit() == 1
+    assert app.dataclass_reads_after_own_write() == (True, "Mark(x=1, y=0)", "Mark(x=1, y=0)")

@@ -51,7 +51,7 @@ import ast
 import symtable
 from typing import Iterable, Optional
 
-from tornado_stm.instrument.fresh import (DEEP, NUMBER, SCALAR, UNKNOWN, Kinds, LocalBindings,
+from tornado_stm.instrument.fresh import (ATOM, DEEP, NUMBER, SCALAR, UNKNOWN, Kinds, LocalBindings,
                                          constant_kind, fresh_locals, local_kinds,
                                          module_constants, nested_names)
 
@@ -64,6 +64,7 @@ RUNTIME_NAMES = {
     "_stm_aug": "augmented", "_stm_new": "new", "_stm_Box": "Box",
     "_stm_view": "view", "_stm_dview": "deep_view", "_stm_truth": "truth",
     "_stm_touch": "touch", "_stm_tick": "tick", "_stm_binop": "binary", "_stm_cmp": "compare",
+    "_stm_match": "match_subject",
 }
 #: The module's own globals dict, injected as this name.
 GLOBALS_NAME = "_stm_G"
@@ -451,6 +452,7 @@ class Rewriter(ast.NodeTransformer):
         if not self._in_function():
             return self.generic_visit(node)
         generators = node.generators  # type: ignore[attr-defined]
+        plain_items = self._items_are_tuples(generators[0].iter)
         targets: set[str] = set()
         for gen in generators:
             targets.update(n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name))
@@ -471,9 +473,49 @@ class Rewriter(ast.NodeTransformer):
             for field in ("elt", "key", "value"):
                 if hasattr(node, field):
                     setattr(node, field, self.visit(getattr(node, field)))
+            # [a for a, b in pairs]: each item is unpacked as it is read now
+            # (view), as in a for statement, unless the items are tuples made here.
+            node.generators = [  # type: ignore[attr-defined]
+                split for index, gen in enumerate(generators)
+                for split in ([gen] if index == 0 and plain_items else self._viewed_unpacking(gen))]
         finally:
             self.scope = saved
         return self._private(node) if private else node
+
+    def _viewed_unpacking(self, gen: ast.comprehension) -> list[ast.comprehension]:
+        """``for a, b in xs if c`` as ``for t in xs for a, b in (view(t),) if c``."""
+        if not isinstance(gen.target, (ast.Tuple, ast.List)):
+            return [gen]
+        temp = self.temp()
+        target, gen.target = gen.target, ast.Name(id=temp, ctx=ast.Store())
+        ifs, gen.ifs = gen.ifs, []
+        return [gen] + [ast.fix_missing_locations(ast.copy_location(level, gen))
+                        for level in self._unpacking_levels(target, temp, ifs)]
+
+    def _unpacking_levels(self, target: ast.expr, source: str,
+                          ifs: list[ast.expr]) -> list[ast.comprehension]:
+        """Generators that unpack ``view(source)`` into ``target``, a nested tuple
+        target by a generator of its own (its item read through view() too);
+        the conditions ``ifs`` go on the last one, where every name is bound."""
+        deeper: list[tuple[ast.expr, str]] = []
+
+        def flatten(node: ast.expr) -> ast.expr:
+            inner = node.value if isinstance(node, ast.Starred) else node
+            if not isinstance(inner, (ast.Tuple, ast.List)):
+                return node
+            name = self.temp()
+            deeper.append((inner, name))
+            store = ast.Name(id=name, ctx=ast.Store())
+            return ast.Starred(value=store, ctx=ast.Store()) if node is not inner else store
+        assert isinstance(target, (ast.Tuple, ast.List))
+        levels = [ast.comprehension(
+            target=type(target)(elts=[flatten(e) for e in target.elts], ctx=ast.Store()),
+            iter=ast.Tuple(elts=[_call("_stm_view", self.tx(), _name(source))], ctx=ast.Load()),
+            ifs=[], is_async=0)]
+        for inner, name in deeper:
+            levels += self._unpacking_levels(inner, name, [])
+        levels[-1].ifs = ifs
+        return levels
 
     def visit_ListComp(self, node: ast.ListComp) -> ast.AST:
         return self._comprehension(node, True)
@@ -538,6 +580,27 @@ class Rewriter(ast.NodeTransformer):
         node.test = self._test(node.test)
         node.body = self._visit_body(node.body)
         node.orelse = self._visit_body(node.orelse)
+        return node
+
+    def visit_Match(self, node: ast.Match) -> ast.AST:
+        """``match subject``: patterns read the subject without barriers.
+
+        Sequence, mapping and value patterns read what deep_view() gives
+        (the section's own copy of what it wrote, reads recorded); a class
+        pattern with sub-patterns reads attributes, so its subject goes
+        through match_subject() (inevitable unless it is an atom). The
+        patterns themselves are left as they are: they are names, not reads.
+        """
+        if not self._in_function():
+            return self.generic_visit(node)
+        by_attributes = any(isinstance(p, ast.MatchClass) and (p.patterns or p.kwd_patterns)
+                            for case in node.cases for p in ast.walk(case.pattern))
+        node.subject = (self._wrapped("_stm_match", node.subject, ATOM) if by_attributes
+                        else self._deep(node.subject))
+        for case in node.cases:
+            if case.guard is not None:
+                case.guard = self._test(case.guard)
+            case.body = self._visit_body(case.body)
         return node
 
     def visit_While(self, node: ast.While) -> ast.AST:

@@ -374,6 +374,20 @@ is_iterator(PyObject *obj)
     return PyIter_Check(obj);
 }
 
+/* 1 for a mutable object that is not a container but that calls.py must see
+ * before plain code reads it (calls.read_other_shared): an iterator, whose
+ * consumption no abort undoes; a mutable buffer (bytearray, array), whose
+ * contents have no versions; a dict view, which reads its dict live. The
+ * caller has checked that ``obj`` is not of an immutable type. */
+static int
+needs_python_read(PyObject *obj)
+{
+    return is_iterator(obj) || PyObject_CheckBuffer(obj)
+        || PyObject_TypeCheck(obj, &PyDictKeys_Type)
+        || PyObject_TypeCheck(obj, &PyDictValues_Type)
+        || PyObject_TypeCheck(obj, &PyDictItems_Type);
+}
+
 /* ``isinstance(obj, (list, dict, set))``, without the ``__class__`` lookups of
  * the general case for exact containers and immutable builtins (whose
  * instances cannot claim another class). */
@@ -942,7 +956,7 @@ fp_iterate(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (!immutable) {
         int special = PyObject_IsInstance(obj, S.container_types);
         if (special == 0)
-            special = is_iterator(obj);
+            special = needs_python_read(obj);
         if (special < 0)
             return NULL;
         if (special)
@@ -1205,9 +1219,7 @@ cached_policy(PyObject *f)
 }
 
 /* 1 when an argument needs calls.call_reading's care: a shared list, dict or
- * set (read consistently), an iterator -- a generator too -- that existed
- * before the section, or a shared mutable buffer (the last two make the
- * section inevitable). */
+ * set (read consistently), or one of needs_python_read's objects. */
 static int
 has_shared_container(PyObject *tx, PyObject *const *args, Py_ssize_t n)
 {
@@ -1222,9 +1234,11 @@ has_shared_container(PyObject *tx, PyObject *const *args, Py_ssize_t n)
         else if (PyMethod_Check(arg))
             arg = PyMethod_GET_SELF(arg);
         int special = is_container(arg);
-        /* an iterator, or a mutable buffer (bytearray, array): calls.py decides */
+        /* ... or an instance of a Python class, whose attributes the callee
+         * may read (calls.call_reading records them: copy.copy, a dataclass) */
         if (special == 0 && !is_immutable_type(arg))
-            special = is_iterator(arg) || PyObject_CheckBuffer(arg);
+            special = needs_python_read(arg) || (
+                PyType_HasFeature(Py_TYPE(arg), Py_TPFLAGS_HEAPTYPE) && !PyType_Check(arg));
         if (special < 0)
             return -1;
         if (special) {

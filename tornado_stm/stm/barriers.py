@@ -62,7 +62,8 @@ from tornado_stm.stm.attrkinds import (CLASS_VALUE, IMMUTABLE, IMMUTABLE_TYPES, 
                                        write_kind)
 from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, FRAME_TYPES, bound_container,
                                    call_direct, call_optimistic, direct_container_call,
-                                   is_shared_iterator, read_shared_buffer, record_nested)
+                                   has_plain_readers, is_shared_instance,
+                                   is_shared_iterator, read_other_shared, record_nested)
 from tornado_stm.stm.registry import INSTRUMENTED_CODES, is_instrumented
 from tornado_stm.stm.section import ENTRY_CODE
 from tornado_stm.stm.txn import CONTAINER_TYPES, Transaction, _local, direct_write
@@ -182,7 +183,7 @@ def get_item(tx: Optional[Transaction], obj: Any, key: Any) -> Any:
         return tx.read_dict_item(obj, key)
     if isinstance(obj, (list, deque)):
         return tx.whole_read(obj, operator.getitem, key)
-    read_shared_buffer(tx, obj)
+    obj = read_other_shared(tx, obj)
     _judge_method(tx, kind, "__getitem__")
     return obj[key]
 
@@ -305,8 +306,7 @@ def iterate(tx: Optional[Transaction], obj: Any) -> Any:
         return tx.read_shadow(obj)
     if is_shared_iterator(obj):
         tx.become_inevitable(ADVANCING_A_SHARED_ITERATOR)
-    read_shared_buffer(tx, obj)
-    return obj
+    return read_other_shared(tx, obj)
 
 
 def contains(tx: Optional[Transaction], item: Any, container: Any) -> bool:
@@ -319,7 +319,7 @@ def contains(tx: Optional[Transaction], item: Any, container: Any) -> bool:
         return tx.dict_contains(container, item)
     if isinstance(container, (list, set, deque)):
         return tx.whole_read(container, operator.contains, item)
-    read_shared_buffer(tx, container)
+    container = read_other_shared(tx, container)
     _judge_method(tx, kind, "__contains__")
     return item in container
 
@@ -350,8 +350,7 @@ def view(tx: Optional[Transaction], obj: Any) -> Any:
     owner = bound_container(obj)
     if owner is not None and id(owner) not in tx.private:
         return getattr(tx.read_shadow(owner), obj.__name__)
-    read_shared_buffer(tx, obj)
-    return obj
+    return read_other_shared(tx, obj)
 
 
 def deep_view(tx: Optional[Transaction], obj: Any) -> Any:
@@ -369,10 +368,30 @@ def deep_view(tx: Optional[Transaction], obj: Any) -> Any:
     if (kind in IMMUTABLE_TYPES and kind is not tuple) or id(obj) in tx.private:
         return obj
     result = obj if kind is tuple else view(tx, obj)
-    if isinstance(result, (tuple, *CONTAINER_TYPES)) and not record_nested(tx, result):
+    if isinstance(result, (tuple, *CONTAINER_TYPES)):
+        nested = result
+    elif has_plain_readers(kind) and is_shared_instance(tx, obj):
+        nested = (obj,)             # p == q of dataclasses: generated code reads p's attributes
+    else:
+        return result
+    if not record_nested(tx, nested):
         tx.become_inevitable("deep read of a shared structure outside the barriers")
         return obj
     return result
+
+
+def match_subject(tx: Optional[Transaction], obj: Any) -> Any:
+    """The subject of a ``match`` with class patterns (``case Point(x=0)``).
+
+    Class patterns read attributes (of the subject or of objects nested in
+    it) with plain ``getattr``, which would miss the section's own buffered
+    writes: the section becomes inevitable first unless the subject is an
+    immutable atom (a number, a string).
+    """
+    if tx is not None and not tx.inevitable and (
+            type(obj) not in IMMUTABLE_TYPES or type(obj) is tuple):
+        tx.become_inevitable("match with class patterns on a shared object")
+    return obj
 
 
 def truth(tx: Optional[Transaction], obj: Any) -> bool:
@@ -381,8 +400,7 @@ def truth(tx: Optional[Transaction], obj: Any) -> bool:
         return bool(obj)
     if isinstance(obj, CONTAINER_TYPES):
         return tx.whole_read(obj, bool)
-    read_shared_buffer(tx, obj)
-    return bool(obj)
+    return bool(read_other_shared(tx, obj))
 
 
 def touch(tx: Optional[Transaction], obj: Any) -> Any:
@@ -400,9 +418,8 @@ def touch(tx: Optional[Transaction], obj: Any) -> Any:
             tx.become_inevitable("testing a container this section wrote, in 'and'/'or'")
         else:
             tx.touch(obj)
-    else:
-        read_shared_buffer(tx, obj)
-    return obj
+        return obj
+    return read_other_shared(tx, obj)
 
 
 #: The operators of binary(), by index (the rewriter and _fastpath.c use the same order).

@@ -22,6 +22,8 @@ safe: :func:`class_policy` decides once per class.
 from __future__ import annotations
 
 import array
+import copy
+import gc
 import itertools
 import operator
 from collections import OrderedDict
@@ -57,12 +59,29 @@ def is_shared_iterator(obj: Any) -> bool:
 #: contents, and builtins read them as buffers: a section that reads a
 #: shared one runs inevitably, where the read cannot be overtaken.
 MUTABLE_BUFFER_TYPES = (bytearray, array.array, memoryview)
+#: Views of a dict, by the method that makes them (OrderedDict's are subclasses).
+DICT_VIEW_METHODS = ((type({}.keys()), "keys"), (type({}.values()), "values"),
+                     (type({}.items()), "items"))
+DICT_VIEW_TYPES = tuple(kind for kind, _ in DICT_VIEW_METHODS)
 
 
-def read_shared_buffer(tx: Transaction, obj: Any) -> None:
-    """Before reading ``obj`` (not the section's own): inevitable if it is a mutable buffer."""
+def read_other_shared(tx: Transaction, obj: Any) -> Any:
+    """What plain code should read for ``obj``, neither a container nor the section's own.
+
+    A mutable buffer makes the section inevitable first (its contents have
+    no versions). A view of a shared dict (a ``d.values()`` kept in a
+    global) would read the live dict: the same view of the section's read
+    shadow is returned instead. Anything else is returned as it is.
+    """
     if isinstance(obj, MUTABLE_BUFFER_TYPES):
         tx.become_inevitable(f"reading a shared {type(obj).__name__}")
+    elif isinstance(obj, DICT_VIEW_TYPES) and not tx.inevitable:
+        (mapping,) = gc.get_referents(obj)           # the dict a view reads
+        if id(mapping) not in tx.private and not any(
+                log.shadow is mapping for log in tx.containers.values()):
+            method = next(name for kind, name in DICT_VIEW_METHODS if isinstance(obj, kind))
+            return getattr(tx.read_shadow(mapping), method)()
+    return obj
 
 
 def bound_container(f: Any) -> Any:
@@ -232,8 +251,13 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
     try:
         lazy = lazy or f in LAZY_CALLABLES
         deep = f in DEEP_READERS
+        reads_attributes = f in ATTRIBUTE_READERS
     except TypeError:                             # an unhashable callable
-        deep = False
+        deep = reads_attributes = False
+    if (reads_attributes or isinstance(kwargs.get("key"), ATTRIBUTE_READER_TYPES)) \
+            and not record_nested(tx, (args, tuple(kwargs.values())), instances=True):
+        tx.become_inevitable(f"attributes read by {policy.qualified_name(f)}")
+        return call_direct(tx, original, args, kwargs)
     watched: list[int] = []
     if also is not None:
         tx.whole_read_allowed(also)
@@ -253,13 +277,20 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
                 tx.whole_read_allowed(arg)
                 watched.append(stripe_of_object(id(arg)))
         elif isinstance(arg, MUTABLE_BUFFER_TYPES):
-            read_shared_buffer(tx, arg)
+            read_other_shared(tx, arg)                 # inevitable
             return call_direct(tx, original, args, kwargs)
+        elif isinstance(arg, DICT_VIEW_TYPES):
+            replacement = read_other_shared(tx, arg)
         elif is_shared_iterator(arg):
             # list(it), sum(gen)...: the C code would consume an iterator (or
             # resume a frame) that existed before the section, for good.
             tx.become_inevitable(ADVANCING_A_SHARED_ITERATOR)
             return call_direct(tx, original, args, kwargs)
+        elif has_plain_readers(kind) and is_shared_instance(tx, arg):
+            # repr(point) of a dataclass: its generated __repr__ reads the attributes.
+            if not record_nested(tx, (arg,)):
+                tx.become_inevitable(f"attributes read by {policy.qualified_name(kind)}")
+                return call_direct(tx, original, args, kwargs)
         elif kind is not tuple:
             owner = bound_container(arg)
             if owner is not None and id(owner) not in tx.private:
@@ -391,20 +422,24 @@ def direct_container_call(target: Any, f: Any, args: tuple, kwargs: dict,
 DEEP_VIEW_BUDGET = 100_000
 
 
-def record_nested(tx: Transaction, root: Any) -> bool:
-    """Record reads of the shared containers nested in ``root``; False if that cannot be done.
+def record_nested(tx: Transaction, root: Any, instances: bool = False) -> bool:
+    """Record reads of the shared values nested in ``root``; False if that cannot be done.
 
-    The nested containers are scanned as they are: one that a commit is
-    changing meanwhile ("changed size during iteration") makes the answer
-    False too, and the caller becomes inevitable.
+    Nested shared containers are recorded, and so are the attributes of
+    shared instances that plain code will read: every instance when
+    ``instances`` is true (``copy.copy``, an ``attrgetter`` key), otherwise
+    those whose class compares or formats them with uninstrumented code
+    (a ``dataclass``). False when the section wrote one of them (plain code
+    would miss that write: the caller becomes inevitable) or a nested
+    container changes while it is scanned ("changed size during iteration").
     """
     try:
-        return _scan_nested(tx, root)
+        return _scan_nested(tx, root, instances)
     except RuntimeError:
         return False
 
 
-def _scan_nested(tx: Transaction, root: Any) -> bool:
+def _scan_nested(tx: Transaction, root: Any, instances: bool) -> bool:
     stack = [root]
     budget = DEEP_VIEW_BUDGET
     while stack:
@@ -418,10 +453,69 @@ def _scan_nested(tx: Transaction, root: Any) -> bool:
                 continue
             if kind is tuple:
                 stack.append(element)
-            elif isinstance(element, CONTAINER_TYPES) and id(element) not in tx.private:
+            elif isinstance(element, CONTAINER_TYPES):
+                if id(element) in tx.private:
+                    if instances:
+                        stack.append(element)       # it may hold shared instances
+                    continue
                 log = tx.containers.get(id(element))
                 if log is not None and log.changed():
                     return False
                 tx.touch(element)
                 stack.append(element)
+            elif (instances or has_plain_readers(kind)) and is_shared_instance(tx, element):
+                values = record_instance(tx, element)
+                if values is None:
+                    return False
+                stack.append(values)
     return True
+
+
+#: Uninstrumented callables that read the attributes of the objects they are
+#: given (or of the items of a container given to min, max, sorted...) directly.
+ATTRIBUTE_READERS: set = {copy.copy}
+ATTRIBUTE_READER_TYPES = (operator.attrgetter, operator.methodcaller)
+#: Special methods through which plain code reads an object's attributes.
+_READING_SPECIAL_METHODS = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
+                            "__hash__", "__repr__", "__str__", "__format__")
+_plain_readers: dict[type, bool] = {}
+
+
+def has_plain_readers(kind: type) -> bool:
+    """True when ``kind`` compares, hashes or formats its instances with Python code
+    that is not instrumented (the ``__eq__`` and ``__repr__`` a ``dataclass``
+    generates): such code reads attributes without barriers."""
+    answer = _plain_readers.get(kind)
+    if answer is None:
+        answer = any(type(method) is FunctionType and not is_instrumented(method)
+                     for klass in kind.__mro__[:-1]          # object's own read nothing
+                     for method in map(klass.__dict__.get, _READING_SPECIAL_METHODS))
+        _plain_readers[kind] = answer
+    return answer
+
+
+def is_shared_instance(tx: Transaction, obj: Any) -> bool:
+    """True for an instance of a Python class (not a class, a container or a
+    function) that the section did not make."""
+    kind = type(obj)
+    return (kind.__flags__ & _HEAP_TYPE and not isinstance(obj, (type, *CONTAINER_TYPES))
+            and id(obj) not in tx.private)
+
+
+_HEAP_TYPE = 1 << 9          # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
+
+
+def record_instance(tx: Transaction, obj: Any) -> Optional[list]:
+    """Before plain code reads the attributes of a shared ``obj``: record reads of
+    them all, consistent with the snapshot, and return their values (to scan
+    in turn); None when the section wrote one of them (the write is buffered
+    where plain code cannot see it)."""
+    if id(obj) in tx.attrs:
+        return None
+    names = list(getattr(obj, "__dict__", ()))
+    for klass in type(obj).__mro__:
+        slots = klass.__dict__.get("__slots__", ())
+        names.extend((slots,) if isinstance(slots, str) else slots)
+    values = [tx.versioned(stripe_of_key(id(obj), name), getattr, obj, name, None)
+              for name in names if name not in ("__dict__", "__weakref__")]
+    return values

@@ -91,6 +91,12 @@ def reset():
     ORDER.update((k, k) for k in "abcd")
     GATE["v"] = 0
     Base.x = 0
+    PAIRS[:] = [[50, 50] for _ in range(4)]
+    SPOT.x = SPOT.y = 0
+    BALANCES.update(a=100, b=100)
+    for number, account in enumerate(ACCOUNTS):
+        account.balance = 100 + number
+    MARK.x = MARK.y = 0
 
 
 def note_whether_k_is_there_across_a_pause():
@@ -217,7 +223,127 @@ def reset_buffers():
 
 
 def bump_buffers(i):
-    value = max(COUNTS)                      # a read by an uninstrumented builtin
+    if i % 2:
+        value = max(COUNTS)                  # a read by an uninstrumented builtin
+    else:
+        for value in COUNTS:                 # a loop (the C barrier once let it through)
+            pass
     COUNTS[0] = value + 1
     number = int.from_bytes(bytes(BYTES), "little")
     BYTES[:] = (number + 1).to_bytes(8, "little")
+
+
+# -- comprehension unpacking and match ---------------------------------------------
+
+PAIRS = [[50, 50] for _ in range(4)]          # every pair sums to 100
+
+
+class Point:
+    __match_args__ = ("x", "y")
+
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+
+SPOT = Point(0, 0)
+
+
+def first_of_pairs_after_own_write():
+    PAIRS[0][0] += 1
+    firsts = [a for a, b in PAIRS]
+    PAIRS[0][0] -= 1
+    return firsts[0]
+
+
+def match_a_mapping_after_own_write():
+    PAIR["a"] += 1
+    match PAIR:
+        case {"a": a}:
+            seen = a
+    PAIR["a"] -= 1
+    return seen
+
+
+def match_a_class_after_own_write():
+    SPOT.x += 1
+    match SPOT:
+        case Point(x=x, y=0):
+            seen = x
+        case _:
+            seen = None
+    SPOT.x -= 1
+    return seen
+
+
+# -- dict views made outside any section ---------------------------------------------
+
+BALANCES = {"a": 100, "b": 100}
+BALANCE_VALUES = BALANCES.values()            # made once, at import
+
+
+def totals_through_an_old_view_after_own_deposit():
+    BALANCES["a"] += 5
+    total = sum(BALANCE_VALUES)
+    looped = 0
+    for value in BALANCE_VALUES:
+        looped += value
+    BALANCES["a"] -= 5
+    return total, looped
+
+
+def move_between_balances(i):
+    BALANCES["a"] -= 7
+    busy = 0
+    for n in range(200):
+        busy += n
+    BALANCES["b"] += 7
+
+
+def total_through_the_old_view():
+    return sum(BALANCE_VALUES)
+
+
+# -- instances read by uninstrumented code -------------------------------------------
+
+import copy as _copy  # noqa: E402
+import dataclasses as _dataclasses  # noqa: E402
+import operator as _operator  # noqa: E402
+
+
+class Account:
+    def __init__(self, balance):
+        self.balance = balance
+
+
+@_dataclasses.dataclass
+class Mark:
+    x: int
+    y: int
+
+
+ACCOUNTS = [Account(100 + n) for n in range(4)]
+MARK = Mark(0, 0)
+BY_BALANCE = _operator.attrgetter("balance")
+
+
+def copy_after_own_deposit():
+    account = ACCOUNTS[0]
+    account.balance += 1000
+    copied = _copy.copy(account).balance
+    account.balance -= 1000
+    return copied
+
+
+def richest_after_own_deposit():
+    account = ACCOUNTS[1]
+    account.balance += 1000
+    richest = max(ACCOUNTS, key=BY_BALANCE)
+    account.balance -= 1000
+    return ACCOUNTS.index(richest)
+
+
+def dataclass_reads_after_own_write():
+    MARK.x += 1
+    seen = (MARK == Mark(1, 0), repr(MARK), f"{MARK}")
+    MARK.x -= 1
+    return seen
