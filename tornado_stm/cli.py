@@ -14,6 +14,9 @@ import importlib
 import logging
 import sys
 
+from tornado_stm.stm.faults import FaultSpecError
+from tornado_stm.stm.policy import PolicyError
+
 #: Modules that contribute a subcommand, in the order ``--help`` lists them.
 SUBCOMMAND_MODULES = (
     "tornado_stm.serve",        # tornado-stm serve MODULE:APP
@@ -72,4 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except (PolicyError, FaultSpecError) as exc:    # the environment's settings, not a bug
+        print(f"tornado-stm: {exc}", file=sys.stderr)
+        return 2

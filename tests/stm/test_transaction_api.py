@@ -141,6 +141,21 @@ def test_exec_reports_a_missing_script_in_one_line(tmp_path: Path) -> None:
         f"tornado-stm exec: cannot read {tmp_path / 'missing.py'}: No such file or directory"]
 
 
+@pytest.mark.parametrize("variable, value, message", [
+    ("TORNADO_STM_FAULTS", "1", "TORNADO_STM_FAULTS: unknown setting '1' (expected abort, "
+                                "delay, seed)"),
+    ("TORNADO_STM_POLICY", "{missing}", "policy file {missing}: No such file or directory"),
+])
+def test_exec_reports_bad_engine_settings_in_one_line(tmp_path: Path, variable: str, value: str,
+                                                      message: str) -> None:
+    script = _write_script(tmp_path)
+    missing = str(tmp_path / "missing.toml")
+    result = _exec(str(script), str(ADDS), env={variable: value.format(missing=missing)})
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "tornado-stm: " + message.format(missing=missing)]
+
+
 def test_exec_reports_a_syntax_error_in_one_line(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("def broken(:\n    pass\n")

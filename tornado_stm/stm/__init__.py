@@ -66,7 +66,8 @@ _start_lock = threading.Lock()
 def start() -> None:
     """Make the engine ready; entry points call it before any application code is loaded.
 
-    It enters the builtins that act like barriers in the policy table
+    It reads ``$TORNADO_STM_FAULTS`` (:mod:`.faults`), enters the builtins
+    that act like barriers in the policy table
     (:mod:`.specials`), reads the user's policy file
     (``$TORNADO_STM_POLICY``) and, when the C extension loaded, puts the C
     barriers in place of the hot Python ones (:mod:`.fastpath`). Nothing
@@ -77,8 +78,9 @@ def start() -> None:
     with _start_lock:
         if _started:
             return
-        from tornado_stm.stm import barriers, fastpath, policy, specials
+        from tornado_stm.stm import barriers, fastpath, faults, policy, specials
 
+        faults.configure_from_environment()     # before the C barriers: faults need Python's
         specials.register()
         policy.load_from_environment()
         fastpath.install(vars(barriers))

@@ -3,8 +3,8 @@
 A correct STM stays serial whatever the timing: an abort may come at any
 read, a commit may be late, another thread may commit between a read and
 the write that depends on it. This module makes those things happen on
-purpose, so that the test suite can show it. Set, before the engine is
-imported::
+purpose, so that the test suite can show it. Set, before the entry point
+starts the engine (``tornado_stm.stm.start``)::
 
     TORNADO_STM_FAULTS="abort=0.01,delay=0.0002,seed=7"
 
@@ -83,4 +83,6 @@ def strike(tx: Any, where: str) -> None:
         tx.abort(f"{CAUSE} at {where}")
 
 
-configure(os.environ.get("TORNADO_STM_FAULTS", ""))
+def configure_from_environment() -> None:
+    """Read ``$TORNADO_STM_FAULTS`` (:func:`tornado_stm.stm.start` does, once)."""
+    configure(os.environ.get("TORNADO_STM_FAULTS", ""))
