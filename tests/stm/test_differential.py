@@ -4,7 +4,10 @@
 construct family at a time (dicts, lists, sets, ``collections`` types,
 truthiness, operators, unpacking, lazy iterators, ``__slots__``, properties,
 class attributes, globals, closures, exceptions after writes, sections that
-become inevitable mid-way, shared containers given to uninstrumented calls).
+become inevitable mid-way, shared containers given to uninstrumented calls,
+and plain code reading shared state behind the barriers: ``copy.copy``,
+``attrgetter`` keys, dataclass ``__eq__``/``__repr__``, ``match``,
+comprehension unpacking, dict views made at import, ``array`` buffers).
 Each program holds an invariant that every serial order of its sections
 keeps; sections check it while they run and ``check()`` checks it at the end.
 

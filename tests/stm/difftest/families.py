@@ -670,12 +670,74 @@ def calls(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
     return variant, body, ["op_list", "op_dict", "op_set", "op_read"], False, True
 
 
+# -- readers: plain code that reads shared state behind the barriers' back -------
+
+#: Per holder: its state, the two halves as the barriers read them, and the
+#: forms in which uninstrumented code (or a construct the rewriter must
+#: handle specially) reads both halves into a and b.
+_HOLDERS: dict[str, tuple[str, tuple[str, str], tuple[str, ...]]] = {
+    "object": (
+        "class Acct:\n    def __init__(self, a, b):\n        self.a, self.b = a, b\n\n\n"
+        "H = Acct(100, 100)",
+        ("H.a", "H.b"),
+        ("c = copy.copy(H)\na, b = c.a, c.b", "a, b = operator.attrgetter('a', 'b')(H)",
+         "match H:\n    case Acct(a=a, b=b):\n        pass",
+         "a = max([H], key=operator.attrgetter('a')).a\nb = H.b")),
+    "dataclass": (
+        "@dataclasses.dataclass\nclass Pt:\n    a: int\n    b: int\n\n\nH = Pt(100, 100)",
+        ("H.a", "H.b"),
+        ("a, b = map(int, re.findall(r'-?\\d+', repr(H)))",
+         "a, b = map(int, re.findall(r'-?\\d+', f'{H}'))",
+         "c = copy.copy(H)\na, b = c.a, c.b",
+         "a, b = H.a, H.b\nif H != Pt(a, b):\n    _torn('dataclass == disagrees with its fields')")),
+    "pairs": (
+        "H = [[100, 100]]",
+        ("H[0][0]", "H[0][1]"),
+        ("[(a, b)] = [(x, y) for x, y in H]", "[(a, b)] = [(x, y) for [x, y] in H if x or y]",
+         "match H:\n    case [[a, b]]:\n        pass",
+         "((a, b),) = tuple((x, y) for x, y in H)")),
+    "view": (
+        "D = {'a': 100, 'b': 100}\nH = D.values()",
+        ("D['a']", "D['b']"),
+        ("a, b = H", "a, b = list(H)", "a, b = [v for v in H]",
+         "match D:\n    case {'a': a, 'b': b}:\n        pass",
+         "a, b = (v for v in H)")),
+    "array": (
+        "H = array.array('q', [100, 100])",
+        ("H[0]", "H[1]"),
+        ("a, b = H", "a, b = H.tolist()", "a, b = list(H)", "a, b = [v for v in H]",
+         "a, b = int.from_bytes(bytes(H)[:8], sys.byteorder), H[1]")),
+}
+
+
+def readers(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
+    holder = rng.choice(sorted(_HOLDERS))
+    state, (first, second), forms = _HOLDERS[holder]
+    read = rng.choice(forms)
+    spin = rng.choice(SPINS)
+    own = rng.random() < 0.5
+    move = [f"d = 1 + i % 5", f"{first} -= d", f"_spin({spin})", f"{second} += d", "MOVED[0] += d"]
+    if own:
+        # the section reads its own half-done transfer back through the same form
+        move += [read, f"if (a, b) != ({first}, {second}):\n"
+                       "    _torn('own write missed: read %r' % ((a, b),))"]
+    op_move = _def("op_move", *move)
+    op_view = _def("op_view", read, "if a + b != TOTAL:\n    _torn('halves sum to %r' % (a + b,))")
+    check = _check(f"if ({first}, {second}) != (100 - MOVED[0], 100 + MOVED[0]):\n"
+                   f"    problems.append('final %r, moved %r' % (({first}, {second}), MOVED[0]))")
+    body = ("import array\nimport copy\nimport dataclasses\nimport operator\nimport re\n"
+            "import sys\n\nTOTAL = 200\nMOVED = [0]\n" + state + "\n\n\n" + op_move + "\n\n"
+            + op_view + "\n\n" + check)
+    variant = f"holder={holder} read={read.splitlines()[0]!r} own={own} spin={spin}"
+    return variant, body, ["op_move", "op_view"], False, True
+
+
 FAMILIES: dict[str, Family] = {
     "bank": bank, "buffer": buffer, "mirror": mirror, "pair": pair, "lazy": lazy,
     "ordereddict": ordereddict, "counter": counter, "deque": deque_family,
     "defaultdict": defaultdict_family, "objects": objects, "classattr": classattr,
     "globals": globals_family, "closures": closures, "exceptions": exceptions,
-    "inevitable": inevitable, "calls": calls,
+    "inevitable": inevitable, "calls": calls, "readers": readers,
 }
 
 
