@@ -341,7 +341,7 @@ def test_a_builtin_name_shadowed_by_a_parameter_says_nothing_about_its_result() 
 
 
 def test_documented_limit_an_application_operator_result_is_taken_for_an_atom() -> None:
-    # docs/semantics.md, limit 8: y = x + 1 is never a container for builtin x
+    # docs/semantics.md, limit 7: y = x + 1 is never a container for builtin x
     # (a list + 1 raises); an application __add__ returning a shared list
     # would be read here without a barrier.
     code = _unparse(rewrite("def f(x, z):\n    y = x + 1\n    return y + z\n", "limit.py"))

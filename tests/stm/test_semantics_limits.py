@@ -1,9 +1,9 @@
 """The places docs/semantics.md lists as weaker than a serial run behave as documented.
 
 The numbers are those of "Where the contract is still weaker than a serial
-run". Item 2 (generators) is shown in test_frames_and_policy.py, item 10
-(tracebacks) in test_aborts.py, item 12 (starvation) by the oversubscribed
-runs of test_counters.py; items 5-8 (globals, closure cells, stable
+run". Item 2 (generators) is shown in test_frames_and_policy.py, item 9
+(tracebacks) in test_aborts.py, item 11 (starvation) by the oversubscribed
+runs of test_counters.py; items 4-7 (globals, closure cells, stable
 classes, unbarriered statements) by the rewriter tests and
 test_semantics.py.
 """
@@ -51,11 +51,7 @@ def test_3_a_dict_grown_while_a_section_iterates_it_raises_as_in_plain_python(ap
         app.grow_while_iterating()
 
 
-def test_4_membership_compares_nested_lists_as_they_are(app) -> None:
-    assert app.contains_nested() is True   # correct answer; the inner lists are read unversioned
-
-
-def test_9_changing_an_stmidset_makes_a_section_inevitable(app) -> None:
+def test_8_changing_an_stmidset_makes_a_section_inevitable(app) -> None:
     members = transaction.stmidset()
     marker = object()
     stm.reset_stats()
@@ -64,7 +60,7 @@ def test_9_changing_an_stmidset_makes_a_section_inevitable(app) -> None:
     assert any("stmidset.add" in cause for cause in stm.stats()["inevitable_by_cause"])
 
 
-def test_11_atomic_outside_a_section_holds_the_world_lock() -> None:
+def test_10_atomic_outside_a_section_holds_the_world_lock() -> None:
     with transaction.atomic:
         assert WORLD_LOCK.held_by_current_thread()
     assert not WORLD_LOCK.held_by_current_thread()

@@ -225,3 +225,24 @@ def test_uninstrumented_readers_of_an_instance_see_the_section_s_own_writes(app)
     assert app.copy_after_own_deposit() == 1100
     assert app.richest_after_own_deposit() == 1
     assert app.dataclass_reads_after_own_write() == (True, "Mark(x=1, y=0)", "Mark(x=1, y=0)")
+
+
+def test_values_nested_in_arguments_of_plain_readers_see_own_writes(app) -> None:
+    """sum([a], []), map(len, rows), '{0[0][2]}'.format(rows), list(rows) == ...,
+    [1, 2, 9] in [a, b] read the nested lists as last committed (found by the second
+    adversarial round)."""
+    assert app.nested_reads_after_own_append() == (
+        [1, 2, 9], [3, 1], 15, "[[1, 2, 9]]", "9", "[1, 2, 9] [3]", True, True, True)
+    assert app.format_an_attribute_after_own_write() == "1102"
+
+
+def test_counter_and_defaultdict_behave_as_their_classes_do(app) -> None:
+    """del counter[missing] raised KeyError, counter[deleted] raised KeyError instead of
+    giving 0, a new default_factory was ignored by the next missing key."""
+    assert app.counter_and_defaultdict_after_own_writes() == (0, {"k": 1})
+
+
+def test_a_class_statement_in_a_section_reads_through_the_barriers(app) -> None:
+    """A class body in a function was left uninstrumented: it read the committed value,
+    and its method read the enclosing function's nonlocal cell as a Box."""
+    assert app.class_statement_after_own_write() == (1, 12)

@@ -362,7 +362,7 @@ def module_constants(tree: ast.Module, declared_global: "set[str]") -> dict[str,
     (``WALL = 1``, ``STEPS = ((1, 0), (-1, 0))``), that no function declares ``global``.
 
     Functions of the module read such globals without barriers anyway (one
-    rebound from another module is not tracked: docs/semantics.md, limit 5),
+    rebound from another module is not tracked: docs/semantics.md, limit 4),
     so their value is taken as known there.
     """
     bindings: dict[str, int] = {}

@@ -137,6 +137,8 @@ class _Scope:
         self.kinds: dict[str, int] = {}
         #: The module constants (fresh.module_constants) this scope reads.
         self.constants: dict[str, object] = {}
+        #: A class body (in a function): its names are not seen by its methods.
+        self.is_class = False
 
 
 class Rewriter(ast.NodeTransformer):
@@ -163,7 +165,7 @@ class Rewriter(ast.NodeTransformer):
         stack = [top]
         while stack:
             table = stack.pop()
-            if table.get_type() == "function":
+            if table.get_type() in ("function", "class"):
                 tables.setdefault((table.get_name(), table.get_lineno()), table)
             stack.extend(table.get_children())
         return tables
@@ -211,11 +213,13 @@ class Rewriter(ast.NodeTransformer):
             return "global" if name in self.mutable_globals else "plain"
         if name in scope.boxed and (name not in scope.bound or scope.boxed[name] is scope):
             return "boxed"
-        walk: Optional[_Scope] = scope
+        if name in scope.bound:
+            return "local"
+        walk = _function_scope(scope.parent)
         while walk is not None:
             if name in walk.bound:
                 return "local"
-            walk = walk.parent
+            walk = _function_scope(walk.parent)
         return "global" if name in self.mutable_globals else "plain"
 
     def _in_function(self) -> bool:
@@ -237,12 +241,15 @@ class Rewriter(ast.NodeTransformer):
         else:
             bound, declared_global = set(params), set()
         own_boxed = self._boxed_in(table)
-        inherited = dict(self.scope.boxed) if self.scope else {}
+        # A class body's names are not visible to the functions defined in it.
+        parent = self.scope if self.scope is None or table is None \
+            or table.get_type() == "class" else _function_scope(self.scope)
+        inherited = dict(parent.boxed) if parent else {}
         for name in bound:
             inherited.pop(name, None)
         for name in declared_global:
             inherited.pop(name, None)
-        scope = _Scope(bound, declared_global, inherited, tx_is_local, self.scope)
+        scope = _Scope(bound, declared_global, inherited, tx_is_local, parent)
         for name in own_boxed:
             scope.boxed[name] = scope
         return scope, own_boxed
@@ -315,8 +322,19 @@ class Rewriter(ast.NodeTransformer):
         return self._rewrite_function(node)
 
     def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
-        # The class body runs once; only the functions defined in it are rewritten.
-        saved, self.scope = self.scope, None
+        if not self._in_function():
+            # A module's class body runs once, at import: only its functions are rewritten.
+            node.body = self._visit_body(node.body)
+            return node
+        # A class statement in a function runs in the section of each call: its
+        # decorators, bases and body read through the barriers like the
+        # function's own code, and its methods see the function's names.
+        node.decorator_list = [self.visit(d) for d in node.decorator_list]
+        node.bases = [self.visit(b) for b in node.bases]
+        node.keywords = [self.visit(k) for k in node.keywords]
+        scope, _ = self._enter((), False, self.tables.get((node.name, node.lineno)))
+        scope.is_class = True
+        saved, self.scope = self.scope, scope
         try:
             node.body = self._visit_body(node.body)
         finally:
@@ -878,6 +896,13 @@ class Rewriter(ast.NodeTransformer):
             node.body = self._visit_body(node.body)
         node.orelse = self._visit_body(node.orelse)
         return node
+
+
+def _function_scope(scope: Optional[_Scope]) -> Optional[_Scope]:
+    """``scope``, or the first function scope around it when it is a class body."""
+    while scope is not None and scope.is_class:
+        scope = scope.parent
+    return scope
 
 
 #: Scopes whose code runs in a frame of its own: barrier names in them stay global.

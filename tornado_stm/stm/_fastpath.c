@@ -116,6 +116,7 @@ static struct {
     PyObject *policy_cache;         /* policy._cache */
     PyObject *irrevocable;          /* policy.IRREVOCABLE */
     PyObject *class_policies;       /* barriers._class_policies, or NULL */
+    PyObject *deep_readers;         /* calls.DEEP_READERS (a set), or NULL */
     PyObject *instrumented_codes;   /* registry.INSTRUMENTED_CODES */
     PyObject *entry_code;           /* section.ENTRY_CODE */
     PyObject *frame_types;          /* generator, coroutine, async generator */
@@ -969,6 +970,11 @@ static PyObject *
 fp_contains(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     PyObject *result;
+    /* [1, 2] in rows (rows private or not) compares nested values: Python's */
+    if (nargs == 3 && (!is_immutable_type(args[1]) || PyTuple_CheckExact(args[1]))
+            && (PyTuple_CheckExact(args[2]) || PyList_CheckExact(args[2])
+                || PySet_CheckExact(args[2])))
+        return to_python(B_CONTAINS, args, nargs, NULL);
     int mode = barrier_prologue(B_CONTAINS, nargs == 3, args, nargs, 2, 1, &result);
     if (mode == MODE_DONE)
         return result;
@@ -1036,7 +1042,12 @@ value_is_plain(PyObject *tx, PyObject *obj, int tuples_plain)
         return 0;
     if (mode == MODE_PLAIN)
         return 1;
-    return is_private(tx, obj);
+    int private = is_private(tx, obj);
+    if (private <= 0 || tuples_plain)
+        return private;
+    /* deep_view(): a private container may hold shared ones (Python scans it) */
+    int container = is_container(obj);
+    return container < 0 ? -1 : !container;
 }
 
 static PyObject *
@@ -1306,6 +1317,27 @@ fresh(PyObject *tx, PyObject *rule, PyObject *result)
     return result;
 }
 
+/* 1 when ``f`` reads the values nested in its arguments (calls.DEEP_READERS,
+ * or a str's format, format_map or join method); -1 with an exception. */
+static int
+reads_nested(PyObject *f)
+{
+    if (PyCFunction_Check(f) && PyCFunction_GET_SELF(f) != NULL
+            && PyUnicode_CheckExact(PyCFunction_GET_SELF(f))) {
+        const char *name = ((PyCFunctionObject *)f)->m_ml->ml_name;
+        return strcmp(name, "format") == 0 || strcmp(name, "format_map") == 0
+            || strcmp(name, "join") == 0;
+    }
+    if (S.deep_readers == NULL)
+        return 0;
+    int found = PySet_Contains(S.deep_readers, f);
+    if (found < 0 && PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear();                  /* an unhashable callable reads nothing nested */
+        return 0;
+    }
+    return found;
+}
+
 /* An optimistic call of an uninstrumented callable; FALLBACK when not handled. */
 static PyObject *
 optimistic_call(PyObject *tx, PyObject *f, PyObject *const *args, Py_ssize_t n,
@@ -1356,8 +1388,26 @@ optimistic_call(PyObject *tx, PyObject *f, PyObject *const *args, Py_ssize_t n,
     else
         ok = 0;
     if (ok == 1) {
+        /* a reader of nested values (sum, sorted, '{}'.format...) given
+         * anything but atoms: calls.call_reading records what it reaches */
+        int deep = reads_nested(f);
+        Py_ssize_t total = n + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+        for (Py_ssize_t i = 0; deep > 0 && i < total; i++) {
+            /* (a generator reads through the barriers of its own code) */
+            if ((!is_immutable_type(args[i]) && !PyGen_CheckExact(args[i]))
+                    || PyTuple_CheckExact(args[i])) {
+                Py_DECREF(kind);
+                Py_DECREF(rule);
+                return FALLBACK;
+            }
+        }
+        if (deep < 0) {
+            result = NULL;
+            Py_DECREF(kind);
+            goto done;
+        }
         /* keyword values follow the positional arguments in the vector */
-        ok = has_shared_container(tx, args, n + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0));
+        ok = has_shared_container(tx, args, total);
         if (ok == 0) {
             result = PyObject_Vectorcall(f, args, n, kwnames);
             if (result != NULL)
@@ -1563,6 +1613,9 @@ fp_configure(PyObject *module, PyObject *args, PyObject *kwargs)
             goto error;
         }
     }
+    S.deep_readers = Py_XNewRef(PyDict_GetItemString(kwargs, "deep_readers"));
+    if (S.deep_readers != NULL && !PyAnySet_Check(S.deep_readers))
+        Py_CLEAR(S.deep_readers);
     S.class_policies = Py_XNewRef(PyDict_GetItemString(kwargs, "class_policies"));
     if (S.class_policies != NULL && !PyDict_Check(S.class_policies))
         Py_CLEAR(S.class_policies);

@@ -116,6 +116,11 @@ def _classify_write(klass: type, name: str) -> int:
     if setattr_fn not in _SAFE_SETATTRS:
         return W_RUN if _code_is_safe(setattr_fn) else W_UNSAFE
     owner, attr = _find(klass, name)
+    if type(attr) is MemberDescriptorType and "__slots__" not in owner.__dict__:
+        # A field of a C type, not a slot of a class statement
+        # (defaultdict.default_factory): the C code reads the field itself,
+        # so a buffered write would be invisible to it.
+        return W_UNSAFE
     if owner is None or type(attr) in (FunctionType, staticmethod, classmethod,
                                        MemberDescriptorType):
         return W_PLAIN

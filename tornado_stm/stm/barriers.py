@@ -312,6 +312,10 @@ def iterate(tx: Optional[Transaction], obj: Any) -> Any:
 def contains(tx: Optional[Transaction], item: Any, container: Any) -> bool:
     if tx is None or tx.inevitable:
         return item in container
+    if (type(item) not in IMMUTABLE_TYPES or type(item) is tuple) and isinstance(
+            container, (tuple, list, set, deque)):
+        # [1, 2] in rows compares the values nested in the items, as == does
+        return item in deep_view(tx, container)
     kind = type(container)
     if kind in IMMUTABLE_TYPES or id(container) in tx.private:
         return item in container
@@ -365,7 +369,12 @@ def deep_view(tx: Optional[Transaction], obj: Any) -> Any:
     if tx is None or tx.inevitable:
         return obj
     kind = type(obj)
-    if (kind in IMMUTABLE_TYPES and kind is not tuple) or id(obj) in tx.private:
+    if kind in IMMUTABLE_TYPES and kind is not tuple:
+        return obj
+    if id(obj) in tx.private:
+        # list(rows) == other: a container the section made may hold shared ones
+        if isinstance(obj, CONTAINER_TYPES) and not record_nested(tx, obj):
+            tx.become_inevitable("deep read of a shared structure outside the barriers")
         return obj
     result = obj if kind is tuple else view(tx, obj)
     if isinstance(result, (tuple, *CONTAINER_TYPES)):

@@ -24,7 +24,9 @@ from __future__ import annotations
 import array
 import copy
 import gc
+import heapq
 import itertools
+import math
 import operator
 from collections import OrderedDict
 from types import (AsyncGeneratorType, BuiltinFunctionType, CoroutineType, FunctionType,
@@ -212,7 +214,15 @@ def _fresh(tx: Transaction, rule: policy.CallPolicy, result: Any) -> Any:
 #: their arguments: nested containers are read too (see deep_view).
 DEEP_READERS: set = {repr, str, ascii, format, sorted, min, max, hash, print,
                      operator.eq, operator.ne, operator.lt, operator.le, operator.gt,
-                     operator.ge, operator.contains, operator.countOf, operator.indexOf}
+                     operator.ge, operator.contains, operator.countOf, operator.indexOf,
+                     sum, any, all, math.fsum, heapq.nsmallest, heapq.nlargest,
+                     map, filter, itertools.starmap, itertools.filterfalse}
+#: Deep readers whose first argument is the function that reads the items:
+#: an instrumented one reads through the barriers (map(f, rows) is then shallow).
+_FUNCTION_FIRST = frozenset({map, filter, itertools.starmap, itertools.filterfalse})
+#: Methods of a str that read the values nested in their arguments; the
+#: first two also read attributes named in the format ('{0.balance}').
+_STR_READERS = {"format": True, "format_map": True, "join": False}
 #: Callables whose result reads its arguments later (an iterator, a view).
 LAZY_CALLABLES: set = {iter, reversed, enumerate, zip, map, filter, *(
     getattr(itertools, name) for name in (
@@ -250,10 +260,13 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
     original = f if original is None else original
     try:
         lazy = lazy or f in LAZY_CALLABLES
-        deep = f in DEEP_READERS
+        deep = f in DEEP_READERS and not (
+            f in _FUNCTION_FIRST and args and (args[0] is None or is_instrumented(args[0])))
         reads_attributes = f in ATTRIBUTE_READERS
     except TypeError:                             # an unhashable callable
         deep = reads_attributes = False
+    if type(_bound_self(f)) is str and f.__name__ in _STR_READERS:
+        deep, reads_attributes = True, reads_attributes or _STR_READERS[f.__name__]
     if (reads_attributes or isinstance(kwargs.get("key"), ATTRIBUTE_READER_TYPES)) \
             and not record_nested(tx, (args, tuple(kwargs.values())), instances=True):
         tx.become_inevitable(f"attributes read by {policy.qualified_name(f)}")
@@ -265,7 +278,13 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
     replaced: dict = {}                 # argument index or keyword -> what the call gets
     for key, arg in _arguments(args, kwargs):
         kind = type(arg)
-        if (kind in IMMUTABLE_TYPES and kind is not tuple) or id(arg) in tx.private:
+        if kind in IMMUTABLE_TYPES and kind is not tuple:
+            continue
+        if id(arg) in tx.private:
+            # sum([a, b], []): a container the section made may hold shared ones
+            if deep and isinstance(arg, CONTAINER_TYPES) and not record_nested(tx, arg):
+                tx.become_inevitable(f"deep read by {policy.qualified_name(f)}")
+                return call_direct(tx, original, args, kwargs)
             continue
         replacement = arg
         container = isinstance(arg, CONTAINER_TYPES)
@@ -295,7 +314,8 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
             owner = bound_container(arg)
             if owner is not None and id(owner) not in tx.private:
                 replacement = getattr(tx.read_shadow(owner), arg.__name__)
-        if deep and (container or kind is tuple) and not record_nested(tx, replacement):
+        if deep and (container or kind is tuple or isinstance(replacement, DICT_VIEW_TYPES)) \
+                and not record_nested(tx, replacement):
             tx.become_inevitable(f"deep read by {policy.qualified_name(f)}")
             return call_direct(tx, original, args, kwargs)
         if replacement is not arg:
@@ -455,8 +475,7 @@ def _scan_nested(tx: Transaction, root: Any, instances: bool) -> bool:
                 stack.append(element)
             elif isinstance(element, CONTAINER_TYPES):
                 if id(element) in tx.private:
-                    if instances:
-                        stack.append(element)       # it may hold shared instances
+                    stack.append(element)           # it may hold shared values
                     continue
                 log = tx.containers.get(id(element))
                 if log is not None and log.changed():

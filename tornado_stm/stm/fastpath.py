@@ -89,6 +89,7 @@ def _configure(namespace: dict) -> None:
         policy_cache=policy.LOOKUP_CACHE,
         irrevocable=policy.IRREVOCABLE,
         class_policies=calls.CLASS_POLICIES,
+        deep_readers=calls.DEEP_READERS,
         instrumented_codes=registry.INSTRUMENTED_CODES,
         entry_code=section.ENTRY_CODE,
         frame_types=calls.FRAME_TYPES,

@@ -76,7 +76,7 @@ import copy
 import sys
 import threading
 import time
-from collections import OrderedDict, deque
+from collections import Counter, OrderedDict, deque
 from typing import Any, Optional
 
 from tornado_stm.stm import faults
@@ -457,9 +457,10 @@ class Transaction:
                 return log.shadow[key]
             if key in log.writes:
                 value = log.writes[key]
-                if value is DELETED:
+                if value is not DELETED:
+                    return value
+                if not hasattr(type(d), "__missing__"):
                     raise KeyError(key)
-                return value
         if type(d) is not dict and hasattr(type(d), "__missing__"):
             # defaultdict & co. may insert on a missing key: do that privately.
             if not self.dict_contains(d, key):
@@ -500,6 +501,8 @@ class Transaction:
 
     def delete_dict_item(self, d: dict, key: Any) -> None:
         if not self.dict_contains(d, key):
+            if isinstance(d, Counter):
+                return                        # Counter.__delitem__ ignores a missing key
             raise KeyError(key)
         log = self.log_for(d)
         if log.shadow is None and isinstance(d, OrderedDict):

@@ -5,7 +5,6 @@ from tests.stm import limits_plain
 
 OUT = {"copy": None}
 D = {"a": 1}
-NESTED = [[1], [2]]
 
 
 def copy_uninstrumented_state_across_a_pause():
@@ -17,10 +16,6 @@ def copy_uninstrumented_state_across_a_pause():
 def grow_while_iterating():
     for key in D:
         D[key + "x"] = 1
-
-
-def contains_nested():
-    return [2] in NESTED
 
 
 def add_member(members, item):

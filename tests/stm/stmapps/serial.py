@@ -97,6 +97,12 @@ def reset():
     for number, account in enumerate(ACCOUNTS):
         account.balance = 100 + number
     MARK.x = MARK.y = 0
+    ROWS[:] = [[1, 2], [3]]
+    TALLY.clear()
+    TALLY.update(a=1)
+    FACTORY.clear()
+    FACTORY.default_factory = list
+    COUNT["n"] = 0
 
 
 def note_whether_k_is_there_across_a_pause():
@@ -347,3 +353,62 @@ def dataclass_reads_after_own_write():
     seen = (MARK == Mark(1, 0), repr(MARK), f"{MARK}")
     MARK.x -= 1
     return seen
+
+
+# -- values nested in the arguments of uninstrumented readers ------------------------
+
+import collections as _collections  # noqa: E402
+
+ROWS = [[1, 2], [3]]
+TALLY = _collections.Counter(a=1)
+FACTORY = _collections.defaultdict(list)
+
+
+def nested_reads_after_own_append():
+    ROWS[0].append(9)
+    seen = (sum([ROWS[0]], []), list(map(len, ROWS)), sum(map(sum, ROWS)), str([ROWS[0]]),
+            "{0[0][2]}".format(ROWS), " ".join(map(str, ROWS)), list(ROWS) == [[1, 2, 9], [3]],
+            [1, 2, 9] in [ROWS[0], ROWS[1]], any(row == [3] for row in ROWS))
+    ROWS[0].pop()
+    return seen
+
+
+def format_an_attribute_after_own_write():
+    account = ACCOUNTS[2]
+    account.balance += 1000
+    text = "{0.balance}".format(account)
+    account.balance -= 1000
+    return text
+
+
+def counter_and_defaultdict_after_own_writes():
+    TALLY["a"] += 1
+    del TALLY["missing"]                    # Counter ignores a missing key
+    del TALLY["a"]
+    after_delete = TALLY["a"]               # a missing key of a Counter is 0
+    FACTORY.default_factory = int
+    FACTORY["k"] += 1
+    return after_delete, dict(FACTORY)
+
+
+# -- a class statement in a section ----------------------------------------------------
+
+COUNT = {"n": 0}
+
+
+def class_statement_after_own_write():
+    COUNT["n"] = 1
+    step = 10
+
+    def advance():
+        nonlocal step
+        step += 1
+
+    class Snapshot:                 # its body and methods run in this section
+        n = COUNT["n"]
+
+        def total(self):
+            return self.n + step
+    advance()
+    COUNT["n"] = 0
+    return Snapshot.n, Snapshot().total()
