@@ -71,18 +71,21 @@ FAULTS = "abort=0.02,delay=0.00005"
 #: Programs run a second time on 4 threads without faults: the races whose
 #: window opens when a section is preempted half-way (see the docstring).
 FOUR_THREADS = frozenset({
-    "array_lost", "bytearray_lost", "compunpack_torn", "copy_obj_torn", "cycle_rr",
-    "dd_factory", "iter_next_retry", "objects_mix", "readers_mix", "view_global_torn",
+    "array_lost", "bytearray_lost", "classbody", "compunpack_torn", "copy_obj_torn",
+    "cycle_rr", "dd_factory", "grid_sum", "iter_next_retry", "nested_arg_torn",
+    "objects_mix", "readers_mix", "view_global_torn",
 })
 
-#: Program -> the bold title of the docs/semantics.md limit it runs into
-#: (an entry whose title the page no longer has can go).
 #: Programs that pass under the engine and break on plain threads of the
 #: free-threaded build in nearly every run on 4 threads (20 of 20, 19 of 20,
-#: 17 of 20 and 10 of 10 when measured), each a different kind of race: a
-#: lost update on a buffer, attribute invariants of many shapes, torn
-#: whole-structure reads, a transfer torn around an irrevocable print.
-PLAIN_RACES = ["array_lost", "objects_mix", "readers_mix", "print_mid"]
+#: 17 of 20 and 10 of 10 when measured, then 20 of 20 for each of the last
+#: four), each a different kind of race: a lost update on a buffer,
+#: attribute invariants of many shapes, torn whole-structure reads, a
+#: transfer torn around an irrevocable print, a grid summed by builtins,
+#: lists counted through a list of lists, attributes read by ``str.format``,
+#: a lost update read in a class body.
+PLAIN_RACES = ["array_lost", "objects_mix", "readers_mix", "print_mid",
+               "grid_sum", "nested_arg_torn", "format_torn", "classbody"]
 PLAIN_THREADS = 4
 #: Plain runs until one prints BAD; the chance that all of them pass is tiny.
 PLAIN_ROUNDS = 10
