@@ -966,14 +966,18 @@ fp_iterate(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return Py_NewRef(obj);
 }
 
+static int flat_immutable_tuple(PyObject *obj, int depth);
+
 static PyObject *
 fp_contains(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     PyObject *result;
-    /* [1, 2] in rows (rows private or not) compares nested values: Python's */
-    if (nargs == 3 && (!is_immutable_type(args[1]) || PyTuple_CheckExact(args[1]))
-            && (PyTuple_CheckExact(args[2]) || PyList_CheckExact(args[2])
-                || PySet_CheckExact(args[2])))
+    /* [1, 2] in rows (rows private or not) compares nested values: Python's.
+     * A set only hashes and compares hashable items; a tuple of atoms
+     * compared with anything reads nothing nested. */
+    if (nargs == 3 && (PyTuple_CheckExact(args[2]) || PyList_CheckExact(args[2]))
+            && (!is_immutable_type(args[1])
+                || (PyTuple_CheckExact(args[1]) && !flat_immutable_tuple(args[1], 0))))
         return to_python(B_CONTAINS, args, nargs, NULL);
     int mode = barrier_prologue(B_CONTAINS, nargs == 3, args, nargs, 2, 1, &result);
     if (mode == MODE_DONE)

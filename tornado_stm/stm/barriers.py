@@ -312,9 +312,9 @@ def iterate(tx: Optional[Transaction], obj: Any) -> Any:
 def contains(tx: Optional[Transaction], item: Any, container: Any) -> bool:
     if tx is None or tx.inevitable:
         return item in container
-    if (type(item) not in IMMUTABLE_TYPES or type(item) is tuple) and isinstance(
-            container, (tuple, list, set, deque)):
+    if isinstance(container, (tuple, list, deque)) and _compares_nested(item):
         # [1, 2] in rows compares the values nested in the items, as == does
+        # (a set only compares hashable items; a tuple of atoms reads nothing nested)
         return item in deep_view(tx, container)
     kind = type(container)
     if kind in IMMUTABLE_TYPES or id(container) in tx.private:
@@ -326,6 +326,15 @@ def contains(tx: Optional[Transaction], item: Any, container: Any) -> bool:
     container = read_other_shared(tx, container)
     _judge_method(tx, kind, "__contains__")
     return item in container
+
+
+def _compares_nested(item: Any) -> bool:
+    """True when comparing ``item`` with other values can read containers nested in them."""
+    kind = type(item)
+    if kind is tuple:
+        return not all(type(element) in IMMUTABLE_TYPES and (
+            type(element) is not tuple or not _compares_nested(element)) for element in item)
+    return kind not in IMMUTABLE_TYPES
 
 
 # -- values read by uninstrumented code: operators, tests, formatting, unpacking ----
