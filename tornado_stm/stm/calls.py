@@ -459,6 +459,10 @@ def record_nested(tx: Transaction, root: Any, instances: bool = False) -> bool:
         return False
 
 
+#: Types whose values hold nothing to record (IMMUTABLE_TYPES but tuple).
+_ATOM_TYPES = frozenset(IMMUTABLE_TYPES) - {tuple}
+
+
 def _scan_nested(tx: Transaction, root: Any, instances: bool) -> bool:
     stack = [root]
     budget = DEEP_VIEW_BUDGET
@@ -467,7 +471,12 @@ def _scan_nested(tx: Transaction, root: Any, instances: bool) -> bool:
         budget -= len(item)
         if budget < 0:
             return False
-        for element in (item.items() if isinstance(item, dict) else item):
+        is_dict = isinstance(item, dict)
+        # A row of numbers or strings (a grid's) is passed over at C speed.
+        if _ATOM_TYPES.issuperset(map(type, item.values() if is_dict else item)) and (
+                not is_dict or _ATOM_TYPES.issuperset(map(type, item))):
+            continue
+        for element in (item.items() if is_dict else item):
             kind = type(element)
             if kind in IMMUTABLE_TYPES and kind is not tuple:
                 continue
