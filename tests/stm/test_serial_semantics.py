@@ -246,3 +246,14 @@ def test_a_class_statement_in_a_section_reads_through_the_barriers(app) -> None:
     """A class body in a function was left uninstrumented: it read the committed value,
     and its method read the enclosing function's nonlocal cell as a Box."""
     assert app.class_statement_after_own_write() == (1, 12)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_key_s_own_eq_runs_where_a_serial_run_runs_it(app, threads) -> None:
+    """A buffered d[k] = v met the key's __eq__ only at publication: its reads could
+    abort a half-made publication, and its exception made the commit fail, each
+    retry applying the section's earlier writes again (third adversarial round)."""
+    rounds = 20
+    helpers.run_threads(threads, lambda index: [app.count_then_store(n) for n in range(rounds)])
+    assert app.TOTAL["v"] == threads * rounds
+    assert sorted(key.n for key in app.KEYED) == [1, 2, 3, 4]

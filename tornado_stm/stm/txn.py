@@ -76,6 +76,7 @@ import copy
 import sys
 import threading
 import time
+from types import FunctionType
 from collections import Counter, OrderedDict, deque
 from typing import Any, Optional
 
@@ -485,6 +486,13 @@ class Transaction:
     def write_dict_item(self, d: dict, key: Any, value: Any) -> None:
         if faults.ENABLED:
             faults.strike(self, "write")
+        if _compares_itself(key):
+            # Its __eq__ may raise or read shared state: run it now, in place,
+            # where a serial run would, not at publication.
+            self.become_inevitable(f"a dict key of class {type(key).__qualname__}")
+            direct_write((stripe_of_key(id(d), key), stripe_of_object(id(d))),
+                         _setitem, d, key, value)
+            return
         log = self.log_for(d)
         if log.shadow is None and (isinstance(d, OrderedDict) or log.writes.get(key) is DELETED):
             # Key order is state: a deleted key set again moves to the end,
@@ -494,12 +502,18 @@ class Transaction:
             log.shadow[key] = value
             log.dirty.add(key)
         else:
-            hash(key)                       # an unhashable key fails here, as in Python
+            # The lookup a serial d[key] = value makes, now: an unhashable key,
+            # or a key __eq__ that raises, fails here as in Python, not at publication.
+            self.dict_contains(d, key)
             log.writes[key] = value
         if self.write_markers is not None:
             self.note_write(stripe_of_key(id(d), key))
 
     def delete_dict_item(self, d: dict, key: Any) -> None:
+        if _compares_itself(key):
+            self.become_inevitable(f"a dict key of class {type(key).__qualname__}")
+            direct_write((stripe_of_key(id(d), key), stripe_of_object(id(d))), _delitem, d, key)
+            return
         if not self.dict_contains(d, key):
             if isinstance(d, Counter):
                 return                        # Counter.__delitem__ ignores a missing key
@@ -579,6 +593,10 @@ class Transaction:
                     # missing, so every key's stripe is locked meanwhile.
                     stripes.update(stripe_of_key(oid, key) for key in log.real)
         lock_stripes(stripes)
+        # Publishing runs application code (a key's __hash__ and __eq__): its
+        # reads must not abort a half-made publication, so the barriers act
+        # as in an inevitable section meanwhile (the caller holds W).
+        was_inevitable, self.inevitable = self.inevitable, True
         try:
             for obj, names in self.attrs.values():
                 for name, value in names.items():
@@ -586,6 +604,7 @@ class Transaction:
             for oid, log in written:
                 _publish_container(log, changed_keys.get(oid))
         finally:
+            self.inevitable = was_inevitable
             release_stripes(stripes)
         if self.write_markers:
             _writer_markers.update(self.write_markers)
@@ -779,6 +798,28 @@ def hold(stripes: "set[int] | tuple[int, ...]") -> None:
     """Lock stripes about to be written in place, until ``release_held`` (caller holds W)."""
     lock_stripes(stripes)
     _held.update(stripes)
+
+
+_self_comparing: dict[type, bool] = {}
+
+
+def _compares_itself(key: Any) -> bool:
+    """True for a key whose class defines __eq__ or __hash__ in Python."""
+    kind = type(key)
+    answer = _self_comparing.get(kind)
+    if answer is None:
+        answer = _self_comparing[kind] = any(
+            type(klass.__dict__.get(name)) is FunctionType
+            for klass in kind.__mro__ for name in ("__eq__", "__hash__"))
+    return answer
+
+
+def _setitem(d: dict, key: Any, value: Any) -> None:
+    d[key] = value
+
+
+def _delitem(d: dict, key: Any) -> None:
+    del d[key]
 
 
 def direct_write(stripes: "set[int] | tuple[int, ...]", op: Any, *args: Any) -> Any:

@@ -103,6 +103,9 @@ def reset():
     FACTORY.clear()
     FACTORY.default_factory = list
     COUNT["n"] = 0
+    TOTAL["v"] = 0
+    KEYED.clear()
+    KEYED[Key(1)] = 0
 
 
 def note_whether_k_is_there_across_a_pause():
@@ -412,3 +415,33 @@ def class_statement_after_own_write():
     advance()
     COUNT["n"] = 0
     return Snapshot.n, Snapshot().total()
+
+
+# -- keys whose own __eq__ runs when the dict is written -----------------------------
+
+TOTAL = {"v": 0}
+
+
+class Key:
+    def __init__(self, n):
+        self.n = n
+
+    def __eq__(self, other):
+        for _ in range(1100):                   # enough reads to reach a re-validation
+            self.n
+        return self.n == other.n                # AttributeError against an int
+
+    def __hash__(self):
+        return hash(self.n)
+
+
+KEYED = {Key(1): 0}
+
+
+def count_then_store(i):
+    TOTAL["v"] += 1
+    try:
+        KEYED[1] = i                         # compares with Key(1): raises
+    except AttributeError:
+        pass
+    KEYED[Key(2 + i % 3)] = i                # an equal key exists after the first
