@@ -1660,7 +1660,21 @@ error:
 
 /* -- the module ---------------------------------------------------------------------------- */
 
+/* view_mapping(view): the dict a keys/values/items view reads (calls.read_other_shared). */
+static PyObject *
+fp_view_mapping(PyObject *module, PyObject *view)
+{
+    if (!PyObject_TypeCheck(view, &PyDictKeys_Type) && !PyObject_TypeCheck(view, &PyDictValues_Type)
+            && !PyObject_TypeCheck(view, &PyDictItems_Type)) {
+        PyErr_SetString(PyExc_TypeError, "view_mapping() needs a dict view");
+        return NULL;
+    }
+    PyObject *mapping = (PyObject *)((_PyDictViewObject *)view)->dv_dict;
+    return Py_NewRef(mapping != NULL ? mapping : Py_None);
+}
+
 static PyMethodDef fp_methods[] = {
+    {"view_mapping", fp_view_mapping, METH_O, "The dict a dict view reads."},
     {"configure", (PyCFunction)(void (*)(void))fp_configure, METH_VARARGS | METH_KEYWORDS,
      "configure(**engine): hand over the engine's objects; once, from fastpath.install()."},
     {"current", fp_current, METH_NOARGS, "The transaction of this thread (None outside sections)."},

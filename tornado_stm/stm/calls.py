@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import array
 import copy
-import gc
 import heapq
 import itertools
 import math
@@ -34,6 +33,7 @@ from types import (AsyncGeneratorType, BuiltinFunctionType, CoroutineType, Funct
 from typing import Any, Optional
 
 from tornado_stm.stm import policy
+from tornado_stm.stm.extension import EXTENSION
 from tornado_stm.stm.attrkinds import IMMUTABLE_TYPES
 from tornado_stm.stm.registry import INSTRUMENTED_CODES, is_instrumented
 from tornado_stm.stm.txn import CONTAINER_TYPES, VERSIONS, Transaction, direct_write, hold
@@ -78,7 +78,13 @@ def read_other_shared(tx: Transaction, obj: Any) -> Any:
     if isinstance(obj, MUTABLE_BUFFER_TYPES):
         tx.become_inevitable(f"reading a shared {type(obj).__name__}")
     elif isinstance(obj, DICT_VIEW_TYPES) and not tx.inevitable:
-        (mapping,) = gc.get_referents(obj)           # the dict a view reads
+        view_mapping = getattr(EXTENSION, "view_mapping", None)
+        if view_mapping is None:
+            # (gc.get_referents would find the dict, but on the free-threaded
+            # build it stops the world and can hang: without the C helper, be slow)
+            tx.become_inevitable("reading a dict view made outside the section")
+            return obj
+        mapping = view_mapping(obj)                  # the dict a view reads
         if id(mapping) not in tx.private and not any(
                 log.shadow is mapping for log in tx.containers.values()):
             method = next(name for kind, name in DICT_VIEW_METHODS if isinstance(obj, kind))
