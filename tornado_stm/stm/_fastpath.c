@@ -375,6 +375,14 @@ is_iterator(PyObject *obj)
     return PyIter_Check(obj);
 }
 
+/* A keys, values or items view of a dict (OrderedDict's are subclasses). */
+static inline int
+is_dict_view(PyObject *obj)
+{
+    return PyObject_TypeCheck(obj, &PyDictKeys_Type) || PyObject_TypeCheck(obj, &PyDictValues_Type)
+        || PyObject_TypeCheck(obj, &PyDictItems_Type);
+}
+
 /* 1 for a mutable object that is not a container but that calls.py must see
  * before plain code reads it (calls.read_other_shared): an iterator, whose
  * consumption no abort undoes; a mutable buffer (bytearray, array), whose
@@ -383,10 +391,7 @@ is_iterator(PyObject *obj)
 static int
 needs_python_read(PyObject *obj)
 {
-    return is_iterator(obj) || PyObject_CheckBuffer(obj)
-        || PyObject_TypeCheck(obj, &PyDictKeys_Type)
-        || PyObject_TypeCheck(obj, &PyDictValues_Type)
-        || PyObject_TypeCheck(obj, &PyDictItems_Type);
+    return is_iterator(obj) || PyObject_CheckBuffer(obj) || is_dict_view(obj);
 }
 
 /* ``isinstance(obj, (list, dict, set))``, without the ``__class__`` lookups of
@@ -572,12 +577,6 @@ op_contains(PyObject *container, PyObject *item)
     if (found < 0)
         return NULL;
     return PyBool_FromLong(found);
-}
-
-static PyObject *
-op_tuple(PyObject *obj, PyObject *unused)
-{
-    return PySequence_Tuple(obj);
 }
 
 /* ``tx.versioned(stripe, op, a, b)``: op(a, b) consistent with the snapshot. */
@@ -1322,7 +1321,8 @@ fresh(PyObject *tx, PyObject *rule, PyObject *result)
 }
 
 /* 1 when ``f`` reads the values nested in its arguments (calls.DEEP_READERS,
- * or a str's format, format_map or join method); -1 with an exception. */
+ * or a str's format, format_map or join method: calls._STR_READERS);
+ * -1 with an exception. */
 static int
 reads_nested(PyObject *f)
 {
@@ -1660,16 +1660,22 @@ error:
 
 /* -- the module ---------------------------------------------------------------------------- */
 
+/* The layout of a dict view (dictobject.c's _PyDictViewObject, internal
+ * since 3.13): the object header, then the dict it reads. */
+typedef struct {
+    PyObject_HEAD
+    PyDictObject *dv_dict;
+} DictViewLayout;
+
 /* view_mapping(view): the dict a keys/values/items view reads (calls.read_other_shared). */
 static PyObject *
 fp_view_mapping(PyObject *module, PyObject *view)
 {
-    if (!PyObject_TypeCheck(view, &PyDictKeys_Type) && !PyObject_TypeCheck(view, &PyDictValues_Type)
-            && !PyObject_TypeCheck(view, &PyDictItems_Type)) {
+    if (!is_dict_view(view)) {
         PyErr_SetString(PyExc_TypeError, "view_mapping() needs a dict view");
         return NULL;
     }
-    PyObject *mapping = (PyObject *)((_PyDictViewObject *)view)->dv_dict;
+    PyObject *mapping = (PyObject *)((DictViewLayout *)view)->dv_dict;
     return Py_NewRef(mapping != NULL ? mapping : Py_None);
 }
 

@@ -66,7 +66,8 @@ from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, FRAME_TYPES, bou
                                    is_shared_iterator, read_other_shared, record_nested)
 from tornado_stm.stm.registry import INSTRUMENTED_CODES, is_instrumented
 from tornado_stm.stm.section import ENTRY_CODE
-from tornado_stm.stm.txn import CONTAINER_TYPES, Transaction, _local, direct_write
+from tornado_stm.stm.txn import (CONTAINER_TYPES, Transaction, _local, direct_dict_write,
+                                 direct_write)
 from tornado_stm.stm.versions import stripe_of_key, stripe_of_object
 
 _BUILTINS = builtins.__dict__
@@ -137,7 +138,7 @@ def set_attr(tx: Optional[Transaction], obj: Any, name: str, value: Any) -> None
     if tx is not None and id(obj) in tx.private:
         setattr(obj, name, value)
     elif isinstance(obj, ModuleType):
-        _direct_dict_op(obj.__dict__, name, operator.setitem, value)
+        direct_dict_write(obj.__dict__, name, operator.setitem, value)
     else:
         direct_write((stripe_of_key(id(obj), name),), setattr, obj, name, value)
 
@@ -246,15 +247,11 @@ def _direct_item_op(tx: Optional[Transaction], obj: Any, key: Any, op: Any, *val
     if tx is not None and id(obj) in tx.private:
         op(obj, key, *value)
     elif isinstance(obj, dict):
-        _direct_dict_op(obj, key, op, *value)
+        direct_dict_write(obj, key, op, *value)
     elif isinstance(obj, (list, set, deque)):
         direct_write((stripe_of_object(id(obj)),), op, obj, key, *value)
     else:
         op(obj, key, *value)
-
-
-def _direct_dict_op(d: dict, key: Any, op: Any, *value: Any) -> None:
-    direct_write((stripe_of_key(id(d), key), stripe_of_object(id(d))), op, d, key, *value)
 
 
 # -- globals ------------------------------------------------------------------
@@ -273,7 +270,7 @@ def get_global(tx: Optional[Transaction], namespace: dict, name: str) -> Any:
 
 def set_global(tx: Optional[Transaction], namespace: dict, name: str, value: Any) -> None:
     if tx is None or tx.inevitable:
-        _direct_dict_op(namespace, name, operator.setitem, value)
+        direct_dict_write(namespace, name, operator.setitem, value)
     else:
         tx.write_dict_item(namespace, name, value)
 
@@ -281,7 +278,7 @@ def set_global(tx: Optional[Transaction], namespace: dict, name: str, value: Any
 def del_global(tx: Optional[Transaction], namespace: dict, name: str) -> None:
     try:
         if tx is None or tx.inevitable:
-            _direct_dict_op(namespace, name, operator.delitem)
+            direct_dict_write(namespace, name, operator.delitem)
         else:
             tx.delete_dict_item(namespace, name)
     except KeyError:

@@ -33,9 +33,9 @@ from types import (AsyncGeneratorType, BuiltinFunctionType, CoroutineType, Funct
 from typing import Any, Optional
 
 from tornado_stm.stm import policy
-from tornado_stm.stm.extension import EXTENSION
+from tornado_stm.stm.extension import VIEW_MAPPING
 from tornado_stm.stm.attrkinds import IMMUTABLE_TYPES
-from tornado_stm.stm.registry import INSTRUMENTED_CODES, is_instrumented
+from tornado_stm.stm.registry import INSTRUMENTED_CODES, is_instrumented, python_methods
 from tornado_stm.stm.txn import CONTAINER_TYPES, VERSIONS, Transaction, direct_write, hold
 from tornado_stm.stm.versions import stripe_of_key, stripe_of_object
 
@@ -78,13 +78,10 @@ def read_other_shared(tx: Transaction, obj: Any) -> Any:
     if isinstance(obj, MUTABLE_BUFFER_TYPES):
         tx.become_inevitable(f"reading a shared {type(obj).__name__}")
     elif isinstance(obj, DICT_VIEW_TYPES) and not tx.inevitable:
-        view_mapping = getattr(EXTENSION, "view_mapping", None)
-        if view_mapping is None:
-            # (gc.get_referents would find the dict, but on the free-threaded
-            # build it stops the world and can hang: without the C helper, be slow)
+        if VIEW_MAPPING is None:                     # no C helper (PyPy): slow but right
             tx.become_inevitable("reading a dict view made outside the section")
             return obj
-        mapping = view_mapping(obj)                  # the dict a view reads
+        mapping = VIEW_MAPPING(obj)                  # the dict a view reads
         if id(mapping) not in tx.private and not any(
                 log.shadow is mapping for log in tx.containers.values()):
             method = next(name for kind, name in DICT_VIEW_METHODS if isinstance(obj, kind))
@@ -466,7 +463,7 @@ def record_nested(tx: Transaction, root: Any, instances: bool = False) -> bool:
 
 
 #: Types whose values hold nothing to record (IMMUTABLE_TYPES but tuple).
-_ATOM_TYPES = frozenset(IMMUTABLE_TYPES) - {tuple}
+_ATOM_TYPES = IMMUTABLE_TYPES - {tuple}
 
 
 def _scan_nested(tx: Transaction, root: Any, instances: bool) -> bool:
@@ -521,9 +518,8 @@ def has_plain_readers(kind: type) -> bool:
     generates): such code reads attributes without barriers."""
     answer = _plain_readers.get(kind)
     if answer is None:
-        answer = any(type(method) is FunctionType and not is_instrumented(method)
-                     for klass in kind.__mro__[:-1]          # object's own read nothing
-                     for method in map(klass.__dict__.get, _READING_SPECIAL_METHODS))
+        answer = any(not is_instrumented(method)
+                     for method in python_methods(kind, _READING_SPECIAL_METHODS))
         _plain_readers[kind] = answer
     return answer
 

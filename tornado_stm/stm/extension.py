@@ -32,6 +32,21 @@ else:
         REASON = f"the extension did not load: {exc}"
 
 
+def _view_mapping() -> Optional[Callable[[Any], Any]]:
+    try:
+        from tornado_stm.stm._fastpath import view_mapping
+    except ImportError:
+        return None
+    return view_mapping
+
+
+#: ``_fastpath.view_mapping`` (the dict a dict view reads), also when the
+#: barriers stay in Python (``TORNADO_STM_PURE``, faults): there is no safe
+#: pure-Python way to it on the free-threaded build (``gc.get_referents``
+#: stops the world). None where the extension is not built.
+VIEW_MAPPING = _view_mapping()
+
+
 def thread_slot(fallback: Callable[[], Any]) -> Any:
     """The per-thread object whose ``tx`` attribute is the current transaction.
 

@@ -36,6 +36,13 @@ def is_instrumented(fn: object) -> bool:
     return type(fn) is FunctionType and fn.__code__ in INSTRUMENTED_CODES
 
 
+def python_methods(kind: type, names: "tuple[str, ...]") -> list[FunctionType]:
+    """The Python functions that ``kind`` or its bases define for ``names``
+    (instrumented or not; a C type's slot wrappers are not functions)."""
+    return [method for klass in kind.__mro__ for method in map(klass.__dict__.get, names)
+            if type(method) is FunctionType]
+
+
 def is_engine_code(code: CodeType) -> bool:
     """True for code of tornado-stm itself (barriers, sections, loops), not the application's."""
     return code.co_filename.startswith(ENGINE_DIR)

@@ -73,16 +73,17 @@ shadow that was never written is not published.
 from __future__ import annotations
 
 import copy
+import operator
 import sys
 import threading
 import time
-from types import FunctionType
 from collections import Counter, OrderedDict, deque
 from typing import Any, Optional
 
 from tornado_stm.stm import faults
 from tornado_stm.stm import log as stmlog
 from tornado_stm.stm.extension import thread_slot
+from tornado_stm.stm.registry import python_methods
 from tornado_stm.stm.stats import ThreadStats
 from tornado_stm.stm.versions import (CLOCK, LOCKED, VERSIONS, lock_stripes, release_stripes,
                                       stripe_of_key, stripe_of_object)
@@ -490,8 +491,7 @@ class Transaction:
             # Its __eq__ may raise or read shared state: run it now, in place,
             # where a serial run would, not at publication.
             self.become_inevitable(f"a dict key of class {type(key).__qualname__}")
-            direct_write((stripe_of_key(id(d), key), stripe_of_object(id(d))),
-                         _setitem, d, key, value)
+            direct_dict_write(d, key, operator.setitem, value)
             return
         log = self.log_for(d)
         if log.shadow is None and (isinstance(d, OrderedDict) or log.writes.get(key) is DELETED):
@@ -512,7 +512,7 @@ class Transaction:
     def delete_dict_item(self, d: dict, key: Any) -> None:
         if _compares_itself(key):
             self.become_inevitable(f"a dict key of class {type(key).__qualname__}")
-            direct_write((stripe_of_key(id(d), key), stripe_of_object(id(d))), _delitem, d, key)
+            direct_dict_write(d, key, operator.delitem)
             return
         if not self.dict_contains(d, key):
             if isinstance(d, Counter):
@@ -808,18 +808,14 @@ def _compares_itself(key: Any) -> bool:
     kind = type(key)
     answer = _self_comparing.get(kind)
     if answer is None:
-        answer = _self_comparing[kind] = any(
-            type(klass.__dict__.get(name)) is FunctionType
-            for klass in kind.__mro__ for name in ("__eq__", "__hash__"))
+        answer = _self_comparing[kind] = bool(python_methods(kind, ("__eq__", "__hash__")))
     return answer
 
 
-def _setitem(d: dict, key: Any, value: Any) -> None:
-    d[key] = value
-
-
-def _delitem(d: dict, key: Any) -> None:
-    del d[key]
+def direct_dict_write(d: dict, key: Any, op: Any, *value: Any) -> None:
+    """``op(d, key, *value)`` in place (``operator.setitem``...), with the key's and
+    the dict's stripes locked."""
+    direct_write((stripe_of_key(id(d), key), stripe_of_object(id(d))), op, d, key, *value)
 
 
 def direct_write(stripes: "set[int] | tuple[int, ...]", op: Any, *args: Any) -> Any:
