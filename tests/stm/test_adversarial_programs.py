@@ -8,7 +8,8 @@ its own writes) or ``BAD ...`` with what broke. Its docstring says which
 invariant every serial order keeps and which mechanism of the engine it
 attacks: shared iterators and generators, mutable buffers, container
 subclasses, library code reading shared objects, hand-offs, inevitability
-half-way through a section. They were found by hand, each one aimed at a
+half-way through a section, keys whose own ``__eq__``/``__hash__`` run when
+a commit publishes a dict write (``key_*``). They were found by hand, each one aimed at a
 place where the engine once was, or still is, weaker than a serial run.
 
 * ``test_program_keeps_its_serial_invariant``: every program on 2 threads
@@ -39,7 +40,7 @@ By hand, from the checkout::
 
 Each run is its own process, so that a failure, a crash or a hang belongs to
 one program. Starting the interpreter and the engine is about 0.4 s of each
-run's 0.5 to 1.5 s; the module's 40-odd runs stay within a minute on two
+run's 0.5 to 1.5 s; the module's 60-odd runs stay within a minute or so on two
 cores, so no program shares a process with another.
 """
 
