@@ -257,3 +257,16 @@ def test_a_key_s_own_eq_runs_where_a_serial_run_runs_it(app, threads) -> None:
     helpers.run_threads(threads, lambda index: [app.count_then_store(n) for n in range(rounds)])
     assert app.TOTAL["v"] == threads * rounds
     assert sorted(key.n for key in app.KEYED) == [1, 2, 3, 4]
+
+
+def test_walrus_and_with_as_targets_write_through_the_barriers(app) -> None:
+    """``(g := ...)`` on a global and ``with cm as obj.attr`` wrote in place, so a
+    retry applied them twice; ``(n := ...)`` on a nonlocal replaced its Box and
+    the next read raised AttributeError (fourth round)."""
+    section = _paused(app.bind_shared_names_across_a_conflict)
+    app.bump_gate()                       # conflicts: the paused section must retry
+    helpers.release()
+    section.join(30)
+    assert (app.HITS, app.HOLDER.value) == (1, 1)      # once each, not once per attempt
+    assert app.GATE["v"] == 3                          # 1 (bump) + the nonlocal's 2 steps
+    assert stm.stats()["aborts"] >= 1

@@ -64,7 +64,7 @@ RUNTIME_NAMES = {
     "_stm_aug": "augmented", "_stm_new": "new", "_stm_Box": "Box",
     "_stm_view": "view", "_stm_dview": "deep_view", "_stm_truth": "truth",
     "_stm_touch": "touch", "_stm_tick": "tick", "_stm_binop": "binary", "_stm_cmp": "compare",
-    "_stm_match": "match_subject",
+    "_stm_match": "match_subject", "_stm_named": "named_value",
 }
 #: The module's own globals dict, injected as this name.
 GLOBALS_NAME = "_stm_G"
@@ -872,6 +872,30 @@ class Rewriter(ast.NodeTransformer):
             return isinstance(value, tuple) and all(isinstance(v, tuple) for v in value)
         return False
 
+    def _rebound(self, target: ast.expr, unpacked: bool) -> Optional[tuple[ast.Name, list[ast.stmt]]]:
+        """How a statement that binds ``target`` itself (``for``, ``with ... as``) must bind it.
+
+        None when Python may bind it directly. Otherwise a temporary to bind
+        instead, and the statements that then assign it to ``target``
+        through the barriers; with ``unpacked``, the value is first read
+        through view() (unpacking reads it as it is now).
+        """
+        if not (self._needs_barrier(target) or unpacked):
+            return None
+        temp = self.temp()
+        item = _call("_stm_view", self.tx(), _name(temp)) if unpacked else _name(temp)
+        if self._needs_barrier(target) and not unpacked:
+            stmts = self._store(target, item)
+        elif self._needs_barrier(target):
+            # The value first, then the target's parts, as Python evaluates them.
+            value = self.temp()
+            stmts = [ast.Assign(targets=[ast.Name(id=value, ctx=ast.Store())], value=item)]
+            stmts += self._store(target, _name(value))
+        else:
+            stmts = [ast.Assign(targets=[target], value=item)]
+        return (ast.copy_location(ast.Name(id=temp, ctx=ast.Store()), target),
+                self._located(stmts, target))
+
     def visit_For(self, node: ast.For) -> ast.AST:
         if not self._in_function():
             return self.generic_visit(node)
@@ -880,22 +904,57 @@ class Rewriter(ast.NodeTransformer):
         # for a, b in pairs: each item is unpacked as it is read now, through
         # view(), unless every item is a tuple or a list this call made.
         unpacked = isinstance(node.target, (ast.Tuple, ast.List)) and not plain_items
-        if self._needs_barrier(node.target) or unpacked:
-            temp = self.temp()
-            item = _call("_stm_view", self.tx(), _name(temp)) if unpacked else _name(temp)
-            if self._needs_barrier(node.target):
-                value = self.temp()
-                stmts = [ast.Assign(targets=[ast.Name(id=value, ctx=ast.Store())], value=item)]
-                stmts += self._store(node.target, _name(value))
-            else:
-                stmts = [ast.Assign(targets=[node.target], value=item)]
-            assign = self._located(stmts, node.target)
-            node.target = ast.copy_location(ast.Name(id=temp, ctx=ast.Store()), node.target)
-            node.body = assign + self._visit_body(node.body)
-        else:
-            node.body = self._visit_body(node.body)
+        rebound = self._rebound(node.target, unpacked)
+        node.body = self._visit_body(node.body)
+        if rebound is not None:
+            node.target, assign = rebound
+            node.body = assign + node.body
         node.orelse = self._visit_body(node.orelse)
         return node
+
+    def visit_With(self, node: ast.With) -> ast.AST:
+        """``with cm as target``: a target that is shared (``obj.attr``, ``d[k]``,
+        a global, a nonlocal) or unpacked is assigned through the barriers at
+        the start of the block. Items after such a one are split into a
+        nested ``with`` (which is what several items mean), so that they see
+        the assignment in the same order as Python makes it."""
+        if not self._in_function():
+            return self.generic_visit(node)
+        for index, item in enumerate(node.items):
+            item.context_expr = self.visit(item.context_expr)
+            target = item.optional_vars
+            unpacked = isinstance(target, (ast.Tuple, ast.List))
+            rebound = None if target is None else self._rebound(target, unpacked)
+            if rebound is None:
+                if target is not None:
+                    item.optional_vars = self.visit(target)
+                continue
+            item.optional_vars, assign = rebound
+            rest = node.items[index + 1:]
+            node.items = node.items[:index + 1]
+            if rest:
+                inner = ast.copy_location(ast.With(items=rest, body=node.body), node)
+                node.body = assign + [self.visit_With(inner)]
+            else:
+                node.body = assign + self._visit_body(node.body)
+            return node
+        node.body = self._visit_body(node.body)
+        return node
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> ast.AST:
+        """``(name := value)`` for a global or a nonlocal: stored through the barriers."""
+        node.value = self.visit(node.value)
+        if not self._in_function():
+            return node
+        kind = self._resolve(node.target.id)
+        if kind == "global":
+            holder, name = _name(GLOBALS_NAME), node.target.id
+        elif kind == "boxed":
+            holder, name = _name(node.target.id), "value"
+        else:
+            return node
+        return ast.copy_location(
+            _call("_stm_named", self.tx(), holder, _const(name), node.value), node)
 
 
 def _function_scope(scope: Optional[_Scope]) -> Optional[_Scope]:

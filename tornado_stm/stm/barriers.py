@@ -275,6 +275,19 @@ def set_global(tx: Optional[Transaction], namespace: dict, name: str, value: Any
         tx.write_dict_item(namespace, name, value)
 
 
+def named_value(tx: Optional[Transaction], holder: Any, name: str, value: Any) -> Any:
+    """``(name := value)`` for a barriered name, which returns ``value``.
+
+    ``holder`` is the module's globals dict for a global, or the ``Box``
+    of a nonlocal (``name`` is then "value").
+    """
+    if type(holder) is dict:
+        set_global(tx, holder, name, value)
+    else:
+        set_attr(tx, holder, name, value)
+    return value
+
+
 def del_global(tx: Optional[Transaction], namespace: dict, name: str) -> None:
     try:
         if tx is None or tx.inevitable:

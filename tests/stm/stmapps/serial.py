@@ -106,6 +106,9 @@ def reset():
     TOTAL["v"] = 0
     KEYED.clear()
     KEYED[Key(1)] = 0
+    global HITS
+    HITS = 0
+    HOLDER.value = 0
 
 
 def note_whether_k_is_there_across_a_pause():
@@ -445,3 +448,46 @@ def count_then_store(i):
     except AttributeError:
         pass
     KEYED[Key(2 + i % 3)] = i                # an equal key exists after the first
+
+
+# -- names bound by walrus and with-as targets (fourth round) ---------------------
+
+HITS = 0
+
+
+class Holder:
+    pass
+
+
+HOLDER = Holder()
+HOLDER.value = 0
+
+
+class Entering:
+    """A context manager whose __enter__ returns the holder's value plus one."""
+
+    def __enter__(self):
+        return HOLDER.value + 1
+
+    def __exit__(self, *exc):
+        return False
+
+
+def bind_shared_names_across_a_conflict():
+    """A global by walrus, an attribute by with-as, a nonlocal by walrus; then a retry."""
+    global HITS
+    seen = GATE["v"]
+    if (HITS := HITS + 1) < 0:
+        raise AssertionError("unreachable")
+    with Entering() as HOLDER.value:
+        pass
+    steps = 0
+
+    def step():
+        nonlocal steps
+        return (steps := steps + 1)
+
+    step()
+    step()
+    helpers.pause()
+    GATE["v"] = seen + steps
