@@ -270,3 +270,13 @@ def test_walrus_and_with_as_targets_write_through_the_barriers(app) -> None:
     assert (app.HITS, app.HOLDER.value) == (1, 1)      # once each, not once per attempt
     assert app.GATE["v"] == 3                          # 1 (bump) + the nonlocal's 2 steps
     assert stm.stats()["aborts"] >= 1
+
+
+def test_def_and_import_bind_globals_and_nonlocals_through_the_barriers(app) -> None:
+    """A nested def (or import) of a nonlocal replaced its Box (AttributeError on
+    the next read); a def of a global wrote it in place, unversioned. The global
+    one now runs inevitably, with the name's stripes held."""
+    assert app.bind_by_statements(7) == (0, "called", "[7]")
+    assert app.HANDLER() == 7
+    causes = stm.stats()["inevitable_by_cause"]
+    assert "binding a global with def, class or import" in causes, causes

@@ -65,6 +65,7 @@ RUNTIME_NAMES = {
     "_stm_view": "view", "_stm_dview": "deep_view", "_stm_truth": "truth",
     "_stm_touch": "touch", "_stm_tick": "tick", "_stm_binop": "binary", "_stm_cmp": "compare",
     "_stm_match": "match_subject", "_stm_named": "named_value",
+    "_stm_bind_globals": "binding_globals",
 }
 #: The module's own globals dict, injected as this name.
 GLOBALS_NAME = "_stm_G"
@@ -315,11 +316,49 @@ class Rewriter(ast.NodeTransformer):
                 result.append(new)
         return result
 
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
-        return self._rewrite_function(node)
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST | list[ast.stmt]:
+        return self._binding_itself(self._rewrite_function(node), [node.name])
 
-    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> ast.AST:
-        return self._rewrite_function(node)
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> ast.AST | list[ast.stmt]:
+        return self._binding_itself(self._rewrite_function(node), [node.name])
+
+    def visit_Import(self, node: ast.Import) -> ast.AST | list[ast.stmt]:
+        return self._binding_itself(node, [alias.asname or alias.name.partition(".")[0]
+                                           for alias in node.names])
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> ast.AST | list[ast.stmt]:
+        return self._binding_itself(node, [alias.asname or alias.name for alias in node.names])
+
+    def _binding_itself(self, node: ast.stmt, names: list[str]) -> ast.AST | list[ast.stmt]:
+        """A statement of a function that binds ``names`` itself (def, class, import).
+
+        Python stores them directly: a nonlocal's ``Box`` would be replaced,
+        and a global written in place without a version. A Box is kept aside
+        and given the new value through the barriers; globals are bound
+        inside ``with barriers.binding_globals(...)``, which makes the
+        section inevitable and holds the names' stripes (a rare statement in
+        a function: slow, but serial).
+        """
+        if not self._in_function() or self.scope.is_class:
+            return node
+        boxed = [name for name in names if self._resolve(name) == "boxed"]
+        in_globals = [name for name in names if self._resolve(name) == "global"]
+        if not boxed and not in_globals:
+            return node
+        stmts: list[ast.stmt] = [node]
+        for name in boxed:
+            box, value = self.temp(), self.temp()
+            stmts.insert(0, ast.Assign(targets=[ast.Name(id=box, ctx=ast.Store())],
+                                       value=_name(name)))
+            stmts += [ast.Assign(targets=[ast.Name(id=value, ctx=ast.Store())], value=_name(name)),
+                      ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=_name(box)),
+                      ast.Expr(value=_call("_stm_sa", self.tx(), _name(name), _const("value"),
+                                           _name(value)))]
+        if in_globals:
+            holding = _call("_stm_bind_globals", self.tx(), _name(GLOBALS_NAME),
+                            *map(_const, in_globals))
+            stmts = [ast.With(items=[ast.withitem(context_expr=holding)], body=stmts)]
+        return self._located(stmts, node)
 
     def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
         if not self._in_function():
@@ -339,7 +378,7 @@ class Rewriter(ast.NodeTransformer):
             node.body = self._visit_body(node.body)
         finally:
             self.scope = saved
-        return node
+        return self._binding_itself(node, [node.name])
 
     def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
         # Lambdas anywhere (module level too) become section entries.

@@ -67,8 +67,9 @@ from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, FRAME_TYPES, bou
 from tornado_stm.stm.registry import INSTRUMENTED_CODES, is_instrumented
 from tornado_stm.stm.section import ENTRY_CODE
 from tornado_stm.stm.txn import (CONTAINER_TYPES, Transaction, _local, direct_dict_write,
-                                 direct_write)
+                                 direct_write, hold)
 from tornado_stm.stm.versions import stripe_of_key, stripe_of_object
+from tornado_stm.stm.worldlock import WORLD_LOCK
 
 _BUILTINS = builtins.__dict__
 
@@ -286,6 +287,37 @@ def named_value(tx: Optional[Transaction], holder: Any, name: str, value: Any) -
     else:
         set_attr(tx, holder, name, value)
     return value
+
+
+class binding_globals:
+    """``with binding_globals(tx, namespace, *names):`` around a statement of a
+    function that binds globals itself (``def``, ``class`` or ``import`` under
+    a ``global`` declaration), which Python stores without a barrier.
+
+    The section becomes inevitable and the names' stripes are held until it
+    ends, so no optimistic section reads the new value, or the old one, and
+    commits; outside a section the statement runs under W.
+    """
+
+    def __init__(self, tx: Optional[Transaction], namespace: dict, *names: str) -> None:
+        self.tx = tx
+        self.stripes = {stripe for name in names
+                        for stripe in (stripe_of_key(id(namespace), name),
+                                       stripe_of_object(id(namespace)))}
+        self.own_world_lock = False
+
+    def __enter__(self) -> None:
+        if self.tx is not None:
+            self.tx.become_inevitable("binding a global with def, class or import")
+        elif not WORLD_LOCK.held_by_current_thread():
+            WORLD_LOCK.acquire()
+            self.own_world_lock = True
+        hold(self.stripes)
+
+    def __exit__(self, *exc: Any) -> bool:
+        if self.own_world_lock:
+            WORLD_LOCK.release()
+        return False
 
 
 def del_global(tx: Optional[Transaction], namespace: dict, name: str) -> None:

@@ -491,3 +491,27 @@ def bind_shared_names_across_a_conflict():
     step()
     helpers.pause()
     GATE["v"] = seen + steps
+
+
+HANDLER = None
+
+
+def bind_by_statements(i):
+    """A global bound by def, a nonlocal bound by def and by import."""
+    global HANDLER
+    seen = GATE["v"]
+
+    def HANDLER():
+        return i
+
+    callback = shown = None
+
+    def install():
+        nonlocal callback, shown
+        from json import dumps as shown
+
+        def callback():
+            return "called"
+
+    install()
+    return seen, callback(), shown([i])
