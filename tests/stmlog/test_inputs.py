@@ -126,6 +126,21 @@ def test_fifo_writer_that_writes_nothing_is_an_empty_input(fifo: Path) -> None:
     assert_one_line_error(result, str(fifo), "at byte 0", "empty input (0 bytes)")
 
 
+def _wait_until_open(pid: int, path: Path, timeout: float = 30.0) -> bool:
+    """True once process ``pid`` has ``path`` open (read from /proc/PID/fd)."""
+    deadline = time.monotonic() + timeout
+    fds = Path(f"/proc/{pid}/fd")
+    while time.monotonic() < deadline:
+        try:
+            if any(os.readlink(fd) == str(path) for fd in fds.iterdir()):
+                time.sleep(0.1)       # from open() to the blocking read
+                return True
+        except OSError:               # an fd closed while we looked
+            pass
+        time.sleep(0.02)
+    return False
+
+
 def _sigint_as_at_a_terminal() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
@@ -139,7 +154,9 @@ def test_ctrl_c_while_a_live_writer_is_silent_exits_130(fifo: Path) -> None:
         reader = subprocess.Popen([STMLOG, "report", str(fifo)], stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True,
                                   preexec_fn=_sigint_as_at_a_terminal)
-        time.sleep(1.0)   # opened, waiting for data from the live writer
+        # Signal once it has opened the FIFO and waits for data: earlier, on a
+        # loaded machine, SIGINT could come before Python handles it at all.
+        assert _wait_until_open(reader.pid, fifo), "stmlog never opened the FIFO"
         reader.send_signal(signal.SIGINT)
         out, err = reader.communicate(timeout=30)
     finally:
