@@ -280,3 +280,33 @@ def test_def_and_import_bind_globals_and_nonlocals_through_the_barriers(app) -> 
     assert app.HANDLER() == 7
     causes = stm.stats()["inevitable_by_cause"]
     assert "binding a global with def, class or import" in causes, causes
+
+
+def test_a_deleted_attribute_falls_back_as_in_python(app) -> None:
+    """After ``del obj.x`` in a section, reading ``obj.x`` raised AttributeError
+    instead of showing the class default or recomputing a cached_property."""
+    app.reset_attributes()
+    assert app.deleted_attributes_fall_back() == ("red", 10)
+    assert (app.SETTINGS.color, app.CART.total) == ("red", 10)
+
+
+def test_vars_of_a_shared_object_is_its_attributes(app) -> None:
+    """``vars(obj)[k] = v`` went to a dict log that ``obj.k`` did not read: the
+    section did not see its own write (fourth round)."""
+    app.reset_attributes()
+    assert app.count_through_vars() == (1, 1)
+    assert app.SHAPED.a == 1
+
+
+@pytest.mark.parametrize("threads", [2, 4])
+def test_a_class_switch_is_never_seen_half_done(app, threads) -> None:
+    """``obj.__class__ = B`` is read back by type(), isinstance and method lookups,
+    none versioned: readers saw the new class with the old counter (fourth round:
+    190 of 1000 checks). Every section overlapping the switch now aborts."""
+    app.reset_attributes()
+    verdicts: list = []
+    helpers.run_threads(threads, lambda index: [
+        app.flip_class(n) if (index + n) % 2 else verdicts.append(app.class_agrees_with_flag(n))
+        for n in range(150)])
+    assert verdicts and all(verdicts), verdicts.count(False)
+    assert (type(app.SHAPED) is app.Flagged) == (app.FLAGGED[0] == 1)

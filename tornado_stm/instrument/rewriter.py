@@ -65,7 +65,7 @@ RUNTIME_NAMES = {
     "_stm_view": "view", "_stm_dview": "deep_view", "_stm_truth": "truth",
     "_stm_touch": "touch", "_stm_tick": "tick", "_stm_binop": "binary", "_stm_cmp": "compare",
     "_stm_match": "match_subject", "_stm_named": "named_value",
-    "_stm_bind_globals": "binding_globals",
+    "_stm_bind_globals": "binding_globals", "_stm_idict": "instance_dict",
 }
 #: The module's own globals dict, injected as this name.
 GLOBALS_NAME = "_stm_G"
@@ -73,6 +73,9 @@ TX_NAME = "_stm_tx"
 
 _FRAME_BUILTINS = frozenset({"super", "locals", "globals", "vars", "dir", "eval", "exec",
                              "breakpoint"})
+#: Of those, the ones that read only their argument when given one
+#: (``vars(obj)`` is ``obj.__dict__``): then called through the barrier.
+_FRAME_ONLY_WITHOUT_ARGS = frozenset({"vars", "dir"})
 #: Builtins that never read a container's contents nor have effects of their
 #: own (what they call on application objects is instrumented code): when
 #: the module does not rebind the name, they are called without the barrier.
@@ -398,6 +401,8 @@ class Rewriter(ast.NodeTransformer):
                 or self._fresh(node.value):
             return self.generic_visit(node)
         value = self.visit(node.value)
+        if node.attr == "__dict__":
+            return ast.copy_location(_call("_stm_idict", self.tx(), value), node)
         return ast.copy_location(_call("_stm_ga", self.tx(), value, _const(node.attr)), node)
 
     def _index(self, node: ast.expr) -> ast.expr:
@@ -434,10 +439,16 @@ class Rewriter(ast.NodeTransformer):
         if not self._in_function():
             return self.generic_visit(node)
         if isinstance(node.func, ast.Name) and node.func.id in _FRAME_BUILTINS \
-                and self._resolve(node.func.id) == "plain":
+                and self._resolve(node.func.id) == "plain" \
+                and not (node.func.id in _FRAME_ONLY_WITHOUT_ARGS and node.args):
             return self.generic_visit(node)
         if isinstance(node.func, ast.Attribute) and self._fresh(node.func.value):
             return self.generic_visit(node)      # a method of an object this call created
+        if isinstance(node.func, ast.Name) and node.func.id == "vars" and len(node.args) == 1 \
+                and not node.keywords and self._resolve("vars") == "plain" \
+                and "vars" not in self.module_names:
+            return ast.copy_location(
+                _call("_stm_idict", self.tx(), self.visit(node.args[0]), _name("vars")), node)
         if isinstance(node.func, ast.Name) and node.func.id in _SCALAR_BUILTINS \
                 and node.func.id not in self.module_names \
                 and self._resolve(node.func.id) == "plain":

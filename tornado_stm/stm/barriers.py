@@ -68,7 +68,7 @@ from tornado_stm.stm.registry import INSTRUMENTED_CODES, is_instrumented
 from tornado_stm.stm.section import ENTRY_CODE
 from tornado_stm.stm.txn import (CONTAINER_TYPES, Transaction, _local, direct_dict_write,
                                  direct_write, hold)
-from tornado_stm.stm.versions import stripe_of_key, stripe_of_object
+from tornado_stm.stm.versions import RESHAPE_STRIPE, stripe_of_key, stripe_of_object
 from tornado_stm.stm.worldlock import WORLD_LOCK
 
 _BUILTINS = builtins.__dict__
@@ -98,19 +98,28 @@ def get_attr(tx: Optional[Transaction], obj: Any, name: str, *default: Any) -> A
             return _module_attr(tx, obj, name)
         if kind == TYPE_ATTR:
             return tx.read_type_attr(obj, name)
-        if kind == NONDATA and tx.versioned(stripe_of_key(id(obj), name),
-                                            _in_instance_dict, obj, name):
+        if kind == NONDATA and tx.has_own_attr(obj, name):
             return tx.read_attr(obj, name)
     except AttributeError:
         if default:
             return default[0]
         raise
+    if name == "__dict__":
+        return instance_dict(tx, obj)
     tx.become_inevitable(f"attribute {policy.qualified_name(type(obj))}.{name}")
     return getattr(obj, name, *default)
 
 
-def _in_instance_dict(obj: Any, name: str) -> bool:
-    return name in getattr(obj, "__dict__", ())
+def instance_dict(tx: Optional[Transaction], obj: Any, read: Any = operator.attrgetter("__dict__")
+                  ) -> Any:
+    """``obj.__dict__`` (and ``vars(obj)``, with ``read=vars``): the live dict of a
+    shared object escapes the barriers (its changes in place are seen by
+    ``obj.name`` without a version), so the section becomes inevitable and
+    holds RESHAPE_STRIPE."""
+    if tx is not None and id(obj) not in tx.private and not isinstance(obj, (ModuleType, type)):
+        tx.become_inevitable(f"the __dict__ of a shared {policy.qualified_name(type(obj))}")
+        hold((RESHAPE_STRIPE,))
+    return read(obj)
 
 
 def _module_attr(tx: Transaction, module: ModuleType, name: str) -> Any:
@@ -141,7 +150,14 @@ def set_attr(tx: Optional[Transaction], obj: Any, name: str, value: Any) -> None
     elif isinstance(obj, ModuleType):
         direct_dict_write(obj.__dict__, name, operator.setitem, value)
     else:
-        direct_write((stripe_of_key(id(obj), name),), setattr, obj, name, value)
+        direct_write(_attr_stripes(obj, name), setattr, obj, name, value)
+
+
+def _attr_stripes(obj: Any, name: str) -> tuple[int, ...]:
+    """The stripes an in-place write of ``obj.name`` holds."""
+    if name in ("__class__", "__dict__"):
+        return (stripe_of_key(id(obj), name), RESHAPE_STRIPE)
+    return (stripe_of_key(id(obj), name),)
 
 
 def del_attr(tx: Optional[Transaction], obj: Any, name: str) -> None:
@@ -166,7 +182,7 @@ def del_attr(tx: Optional[Transaction], obj: Any, name: str) -> None:
     if tx is not None and id(obj) in tx.private:
         delattr(obj, name)
     else:
-        direct_write((stripe_of_key(id(obj), name),), delattr, obj, name)
+        direct_write(_attr_stripes(obj, name), delattr, obj, name)
 
 
 # -- subscripts ---------------------------------------------------------------

@@ -85,8 +85,8 @@ from tornado_stm.stm import log as stmlog
 from tornado_stm.stm.extension import thread_slot
 from tornado_stm.stm.registry import python_methods
 from tornado_stm.stm.stats import ThreadStats
-from tornado_stm.stm.versions import (CLOCK, LOCKED, VERSIONS, lock_stripes, release_stripes,
-                                      stripe_of_key, stripe_of_object)
+from tornado_stm.stm.versions import (CLOCK, LOCKED, RESHAPE_STRIPE, VERSIONS, lock_stripes,
+                                      release_stripes, stripe_of_key, stripe_of_object)
 from tornado_stm.stm.worldlock import WORLD_LOCK
 
 #: How many times a reader waits for a stripe being committed before aborting.
@@ -219,7 +219,7 @@ class Transaction:
 
     def __init__(self, stats: ThreadStats, entered_with_w: bool, token: Optional[list]) -> None:
         self.rv = CLOCK[0]
-        self.reads: set[int] = set()
+        self.reads: set[int] = {RESHAPE_STRIPE}
         #: id -> object created in this section (kept alive so ids stay unique).
         self.private: dict[int, Any] = {}
         #: id(obj) -> [obj, {name: value or DELETED}]
@@ -336,9 +336,16 @@ class Transaction:
         record = self.attrs.get(id(obj))
         if record is not None and name in record[1]:
             value = record[1][name]
-            if value is DELETED:
-                raise AttributeError(f"{type(obj).__name__!r} object has no attribute {name!r}")
-            return value
+            if value is not DELETED:
+                return value
+            # Deleted by this section: as after ``del obj.name``, the class's
+            # value shows again, or __getattr__ answers.
+            if class_owner is not None:
+                return self.read_type_attr(type(obj), name)
+            fallback = getattr(type(obj), "__getattr__", None)
+            if fallback is not None:
+                return fallback(obj, name)
+            raise AttributeError(f"{type(obj).__name__!r} object has no attribute {name!r}")
         if class_owner is not None:
             # A class-level value read through an instance: unless the
             # instance has its own, it is the class's, as this section sees
@@ -369,6 +376,13 @@ class Transaction:
     def has_attr_logged(self, obj: Any, name: str) -> bool:
         record = self.attrs.get(id(obj))
         return record is not None and name in record[1]
+
+    def has_own_attr(self, obj: Any, name: str) -> bool:
+        """Whether ``obj``'s own ``__dict__`` has ``name``, as this section sees it."""
+        record = self.attrs.get(id(obj))
+        if record is not None and name in record[1]:
+            return record[1][name] is not DELETED
+        return self.versioned(stripe_of_key(id(obj), name), _in_instance_dict, obj, name)
 
     def write_attr(self, obj: Any, name: str, value: Any) -> None:
         if faults.ENABLED:
@@ -792,6 +806,10 @@ def release_held() -> None:
 
 
 WORLD_LOCK.before_release(release_held)
+
+
+def _in_instance_dict(obj: Any, name: str) -> bool:
+    return name in getattr(obj, "__dict__", ())
 
 
 def hold(stripes: "set[int] | tuple[int, ...]") -> None:

@@ -53,6 +53,15 @@ def stripe_of_key(obj_id: int, key: object) -> int:
     return ((obj_id >> 4) ^ (hash(key) + KEY_SALT)) & STRIPE_MASK
 
 
+#: The stripe of changes that reads without a version would see: an
+#: object's ``__class__`` or ``__dict__`` replaced in place (``type(obj)``,
+#: ``isinstance`` and every method lookup read the class unversioned). Every
+#: section reads it at its start; an inevitable section that makes such a
+#: change holds it until its end, so every section that overlaps it aborts.
+#: A rare write, paid for by everyone's retry, never by a torn read.
+RESHAPE_STRIPE = stripe_of_key(id(object), "__class__")
+
+
 def lock_stripes(stripes: set[int]) -> None:
     """Mark stripes as being written (caller holds W)."""
     for stripe in stripes:

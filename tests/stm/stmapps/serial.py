@@ -1,5 +1,6 @@
 """Ordinary Python that once escaped the barriers: one function per mechanism of issue 9."""
 
+import functools
 from collections import OrderedDict
 
 from tests.stm import helpers
@@ -515,3 +516,70 @@ def bind_by_statements(i):
 
     install()
     return seen, callback(), shown([i])
+
+
+# -- attributes that fall back, escape or reshape (fourth round) ------------------
+
+class Settings:
+    color = "red"                         # the class default
+
+
+class Cart:
+    def __init__(self):
+        self.items = [1, 2, 3]
+
+    @functools.cached_property
+    def total(self):
+        return sum(self.items)
+
+
+SETTINGS = Settings()
+CART = Cart()
+
+
+class Plain:
+    pass
+
+
+class Flagged:
+    pass
+
+
+SHAPED = Plain()
+FLAGGED = [0]
+
+
+def reset_attributes():
+    SETTINGS.color = "blue"               # an instance value over the class default
+    CART.items = [1, 2, 3]
+    CART.__dict__.pop("total", None)
+    CART.total                            # cached: 6
+    SHAPED.__class__ = Plain
+    SHAPED.a = SHAPED.b = 0
+    FLAGGED[0] = 0
+
+
+def deleted_attributes_fall_back():
+    """``del`` an instance value: the class default shows again, a cached_property recomputes."""
+    del SETTINGS.color
+    CART.items.append(4)
+    del CART.total
+    return SETTINGS.color, CART.total
+
+
+def count_through_vars():
+    vars(SHAPED)["a"] = vars(SHAPED)["a"] + 1
+    return SHAPED.a, vars(SHAPED)["a"]
+
+
+def flip_class(i):
+    if type(SHAPED) is Plain:
+        SHAPED.__class__ = Flagged
+        FLAGGED[0] += 1
+    else:
+        SHAPED.__class__ = Plain
+        FLAGGED[0] -= 1
+
+
+def class_agrees_with_flag(i):
+    return (type(SHAPED) is Flagged) == (FLAGGED[0] == 1)
