@@ -49,6 +49,45 @@ class ThreadLoop(RestingFds, asyncio.SelectorEventLoop):
         super().__init__(selector)
         self._init_resting_fds()
         response.install()
+        share_primitives_between_loops()
+
+    def call_soon(self, callback: Callable[..., Any], *args: Any,
+                  context: Any = None) -> asyncio.Handle:
+        """As asyncio's, and from another loop's thread as ``call_soon_threadsafe``.
+
+        A future of this loop is resolved from another thread when a shared
+        ``tornado.locks.Condition``, ``asyncio.Event`` or ``asyncio.Lock`` is
+        notified by a handler on another loop (Tornado's chat demo): its
+        callbacks must wake this loop, or the waiter sleeps until its next
+        event.
+        """
+        owner = self._thread_id
+        if owner is not None and owner != threading.get_ident():
+            return self.call_soon_threadsafe(callback, *args, context=context)
+        return super().call_soon(callback, *args, context=context)
+
+
+def _running_loop(primitive: Any) -> asyncio.AbstractEventLoop:
+    """``_LoopBoundMixin._get_loop`` for per-thread loops: the loop of the caller.
+
+    asyncio's locks, events, queues and semaphores bind to the first loop
+    that uses them and refuse any other ("is bound to a different event
+    loop"). A module-level ``asyncio.Lock`` of an application is used by
+    every loop here; each waiter's future belongs to its own loop, which
+    ``ThreadLoop.call_soon`` wakes, and the primitive's state is changed by
+    coroutine steps, which hold W (so one at a time).
+    """
+    loop = asyncio.get_running_loop()
+    if primitive._loop is None:
+        primitive._loop = loop
+    return loop
+
+
+def share_primitives_between_loops() -> None:
+    """Let asyncio's synchronization primitives serve every loop of the process."""
+    mixins = getattr(asyncio, "mixins", None)
+    if mixins is not None:
+        mixins._LoopBoundMixin._get_loop = _running_loop
 
 
 class LoopThreads:
