@@ -32,8 +32,8 @@ STRIPE_MASK = STRIPE_COUNT - 1
 #: "being written" are caught by one comparison.
 LOCKED = 1 << 62
 
-#: The version of every stripe.
-VERSIONS: list[int] = [0] * STRIPE_COUNT
+#: The version of every stripe, and last RESHAPE_STRIPE's.
+VERSIONS: list[int] = [0] * (STRIPE_COUNT + 1)
 
 #: The global version clock, in a one-element list so that modules that
 #: imported it see the updates. Only changed under W.
@@ -58,8 +58,9 @@ def stripe_of_key(obj_id: int, key: object) -> int:
 #: ``isinstance`` and every method lookup read the class unversioned). Every
 #: section reads it at its start; an inevitable section that makes such a
 #: change holds it until its end, so every section that overlaps it aborts.
-#: A rare write, paid for by everyone's retry, never by a torn read.
-RESHAPE_STRIPE = stripe_of_key(id(object), "__class__")
+#: A rare write, paid for by everyone's retry, never by a torn read. It is
+#: past the hashed stripes, so that no ordinary location shares it.
+RESHAPE_STRIPE = STRIPE_COUNT
 
 
 def lock_stripes(stripes: set[int]) -> None:
