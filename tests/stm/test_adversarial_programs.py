@@ -72,9 +72,10 @@ FAULTS = "abort=0.02,delay=0.00005"
 #: Programs run a second time on 4 threads without faults: the races whose
 #: window opens when a section is preempted half-way (see the docstring).
 FOUR_THREADS = frozenset({
-    "array_lost", "bytearray_lost", "classbody", "compunpack_torn", "copy_obj_torn",
-    "cycle_rr", "dd_factory", "grid_sum", "iter_next_retry", "nested_arg_torn",
-    "objects_mix", "readers_mix", "view_global_torn",
+    "array_lost", "bytearray_lost", "classbody", "classswitch", "compunpack_torn",
+    "copy_obj_torn", "cycle_rr", "dd_factory", "grid_sum", "iter_next_retry",
+    "nested_arg_torn", "objects_mix", "plain_mutators", "readers_mix", "vars_lost",
+    "view_global_torn",
 })
 
 #: Programs that pass under the engine and break on plain threads of the

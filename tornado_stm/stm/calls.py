@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import array
 import copy
+import functools
 import heapq
 import itertools
+import logging
 import math
 import operator
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from types import (AsyncGeneratorType, BuiltinFunctionType, CoroutineType, FunctionType,
                    GeneratorType, MethodType, MethodWrapperType, ModuleType)
 from typing import Any, Optional
@@ -37,7 +39,8 @@ from tornado_stm.stm.extension import VIEW_MAPPING
 from tornado_stm.stm.attrkinds import IMMUTABLE_TYPES
 from tornado_stm.stm.registry import INSTRUMENTED_CODES, is_instrumented, python_methods
 from tornado_stm.stm.txn import CONTAINER_TYPES, VERSIONS, Transaction, direct_write, hold
-from tornado_stm.stm.versions import stripe_of_key, stripe_of_object
+from tornado_stm.stm.versions import RESHAPE_STRIPE, stripe_of_key, stripe_of_object
+from tornado_stm.stm.worldlock import WORLD_LOCK
 
 #: Objects with a frame of their own, which a rollback cannot restore.
 FRAME_TYPES = (GeneratorType, CoroutineType, AsyncGeneratorType)
@@ -116,6 +119,11 @@ def call_optimistic(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
         return rule.handler(tx, f, args, kwargs)
     if kind == "handoff":
         return f(*args, **kwargs)
+    if kind == "pure" and (isinstance(f, type) and _builds_plainly(f) or _plain_init(f)):
+        # An application class (or exception), or its super().__init__(...):
+        # its own __init__ reads through the barriers, and keeps the very
+        # objects it is given (Exception.__init__ keeps them in .args).
+        return _fresh(tx, rule, f(*args, **kwargs))
     owner = bound_container(f)
     if owner is not None:
         if id(owner) in tx.private:
@@ -316,6 +324,15 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
         elif kind is not tuple:
             owner = bound_container(arg)
             if owner is not None and id(owner) not in tx.private:
+                if policy.lookup(arg).kind != "pure":
+                    # map(EVENTS.append, words): plain code will change the
+                    # container in place, when and as often as it likes. The
+                    # section goes on inevitably, and every section that
+                    # overlaps it aborts (it holds RESHAPE_STRIPE).
+                    tx.become_inevitable(f"{policy.qualified_name(arg)} handed to "
+                                         f"{policy.qualified_name(f)}")
+                    hold((RESHAPE_STRIPE,))
+                    return call_direct(tx, original, args, kwargs)
                 replacement = getattr(tx.read_shadow(owner), arg.__name__)
         if deep and (container or kind is tuple or isinstance(replacement, DICT_VIEW_TYPES)) \
                 and not record_nested(tx, replacement):
@@ -328,14 +345,43 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
         final_args = tuple(replaced.get(index, arg) for index, arg in enumerate(args))
         final_kwargs = {name: replaced.get(name, arg) for name, arg in kwargs.items()}
     if not watched:
-        return f(*final_args, **final_kwargs)
-    result = _read_window(tx, watched, f, final_args, final_kwargs)
+        result = f(*final_args, **final_kwargs)
+    else:
+        result = _read_window(tx, watched, f, final_args, final_kwargs)
+    if replaced:
+        originals = {id(replaced[key]): arg for key, arg in _arguments(args, kwargs)
+                     if key in replaced}
+        result = _restore_identity(originals, result, _bound_self(f), *final_args)
     if not lazy and _is_lazy(result):
         # An iterator or view over a shared container: call again on copies.
         return call_reading(tx, f, args, kwargs, also=None, lazy=True) if also is None else \
             call_reading(tx, getattr(tx.read_shadow(also), f.__name__), args, kwargs, lazy=True,
                           original=f)
     return result
+
+
+def _restore_identity(originals: dict[int, Any], result: Any, *touched: Any) -> Any:
+    """Give back the objects that a call kept or returned, for the copies it was handed.
+
+    call_reading hands a callee the section's copy of a container it wrote,
+    so that the callee reads the section's writes; but a callee may keep
+    its argument (``index.append(batch)``, ``dict(items=batch)``) or return
+    it (``min(q1, q2, key=len)``), and the copy must not escape: the next
+    write through it would be lost. ``originals`` maps id(copy) to the
+    argument; the result, and the top level of the containers the call
+    touched (the copy its method was bound to, its other arguments), get
+    the argument back wherever they hold the copy.
+    """
+    for container in (result, *touched):
+        if isinstance(container, (list, deque)):
+            for index, item in enumerate(container):
+                if id(item) in originals:
+                    container[index] = originals[id(item)]
+        elif isinstance(container, dict):
+            for key, item in list(container.items()):
+                if id(item) in originals:
+                    container[key] = originals[id(item)]
+    return originals.get(id(result), result)
 
 
 def _arguments(args: tuple, kwargs: dict) -> Any:
@@ -386,6 +432,47 @@ def class_policy(klass: type) -> policy.CallPolicy:
     return rule
 
 
+_plain_builders: dict[type, bool] = {}
+
+
+def _builds_plainly(klass: type) -> bool:
+    """True for a class of application code whose other bases are object and the
+    builtin exceptions: building one runs only instrumented ``__new__`` and
+    ``__init__`` (which read through the barriers) and the builtins' own,
+    which keep their arguments without reading them."""
+    answer = _plain_builders.get(klass)
+    if answer is None:
+        answer = _plain_builders[klass] = all(map(_builds_by_itself, klass.__mro__))
+    return answer
+
+
+def _builds_by_itself(base: type) -> bool:
+    if base.__module__ == "builtins":
+        return base is object or issubclass(base, BaseException)
+    if not base.__flags__ & _HEAP_TYPE:
+        return False                      # a C type (itertools.product): it reads
+    for name in ("__new__", "__init__"):
+        method = base.__dict__.get(name)
+        if isinstance(method, staticmethod):
+            method = method.__func__
+        if method is not None and not is_instrumented(method):
+            return False
+    return True
+
+
+#: Py_TPFLAGS_HEAPTYPE: a class made by a class statement (or a C type made like one).
+_HEAP_TYPE = 1 << 9
+
+
+def _plain_init(f: Any) -> bool:
+    """``super().__init__`` of an object whose class builds plainly (a bound slot wrapper)."""
+    return type(f) is _METHOD_WRAPPER and f.__name__ == "__init__" \
+        and _builds_plainly(type(f.__self__))
+
+
+_METHOD_WRAPPER = type(object().__init__)
+
+
 def _class_is_safe(klass: type) -> bool:
     if issubclass(klass, BaseException):
         return True          # building an exception (tornado's HTTPError too) has no effect
@@ -419,21 +506,65 @@ def call_direct(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) ->
                   and (tx is None or id(t) not in tx.private)]
         if shared:
             return direct_container_call(shared[0], f, args, kwargs, extra=shared[1:])
+    elif rule.kind == "irrevocable" and WORLD_LOCK.held_by_current_thread() \
+            and not _only_writes_out(f):
+        # Unknown code may change in place the shared containers it is given:
+        # partial(EVENTS.append)("b"), methodcaller("append", x)(L). Without
+        # new versions, an optimistic section that read them would commit
+        # its own copy over the change. (Only under W, as in an inevitable
+        # section: plain code outside sections is not wrapped in W, which
+        # the callee may wait for.)
+        shared = _reached_containers(tx, f, args, kwargs)
+        if shared:
+            return direct_container_call(shared[0], f, args, kwargs, extra=shared[1:])
     return f(*args, **kwargs)
+
+
+def _only_writes_out(f: Any) -> bool:
+    """print and logging: unknown to the table, but they change no application state."""
+    return f is print or isinstance(getattr(f, "__self__", None), logging.Logger) \
+        or getattr(f, "__module__", None) == "logging"
+
+
+def _reached_containers(tx: Optional[Transaction], f: Any, args: tuple,
+                        kwargs: dict) -> list:
+    """The shared containers a call reaches directly: its arguments, the object
+    its callable is bound to, and what a ``functools.partial`` holds."""
+    found: list = []
+    seen: set[int] = set()
+    pending = [f, *args, *kwargs.values()]
+    while pending:
+        value = pending.pop()
+        if id(value) in seen or type(value) in IMMUTABLE_TYPES:
+            continue
+        seen.add(id(value))
+        if isinstance(value, CONTAINER_TYPES):
+            if tx is None or id(value) not in tx.private:
+                found.append(value)
+        elif isinstance(value, functools.partial):
+            pending += [value.func, *value.args, *value.keywords.values()]
+        else:
+            owner = _bound_self(value)
+            if owner is not None:
+                pending.append(owner)
+    return found
 
 
 def direct_container_call(target: Any, f: Any, args: tuple, kwargs: dict,
                            extra: list = ()) -> Any:
-    """``f(*args)`` that mutates ``target`` in place, with all affected stripes bumped."""
-    stripes = {stripe_of_object(id(t)) for t in (target, *extra)}
-    if isinstance(target, dict):
-        before = set(target)
-        stripes.update(stripe_of_key(id(target), key) for key in before)
-
+    """``f(*args)`` that mutates ``target`` (and ``extra``) in place, with all
+    affected stripes bumped."""
+    targets = (target, *extra)
+    stripes = {stripe_of_object(id(t)) for t in targets}
+    keys_before = [(d, set(d)) for d in targets if isinstance(d, dict)]
+    for d, before in keys_before:
+        stripes.update(stripe_of_key(id(d), key) for key in before)
+    if keys_before:
         def mutate() -> Any:
             result = f(*args, **kwargs)
             # Keys the call added are held (and later versioned) too.
-            hold({stripe_of_key(id(target), key) for key in target if key not in before})
+            hold({stripe_of_key(id(d), key) for d, before in keys_before
+                  for key in d if key not in before})
             return result
         return direct_write(stripes, mutate)
     return direct_write(stripes, f, *args, **kwargs) if not kwargs else direct_write(

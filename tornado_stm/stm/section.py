@@ -80,9 +80,9 @@ def run_section(fn: Callable[..., Any], args: tuple = (), kwargs: dict | None = 
         stmlog.record(stmlog.STM_TRANSACTION_START, stats.thread_num)
         try:
             if inevitable is not None:
-                tx.become_inevitable(inevitable)
+                tx.become_inevitable(inevitable, at_start=True)
             elif aborts >= MAX_ABORTS:
-                tx.become_inevitable("too many aborts")
+                tx.become_inevitable("too many aborts", at_start=True)
             result = fn(*args, **kwargs)
             tx.commit()
         except AbortSection as abort:

@@ -639,8 +639,14 @@ class Transaction:
         self.check()
         self.publish()
 
-    def become_inevitable(self, cause: str, marker: bytes = b"") -> None:
-        """Validate, take W, publish; from now on this section never aborts."""
+    def become_inevitable(self, cause: str, marker: bytes = b"", at_start: bool = False) -> None:
+        """Validate, take W, publish; from now on this section never aborts.
+
+        ``at_start``: the section has run nothing yet, so its snapshot is
+        taken anew once W is held (every section reads RESHAPE_STRIPE from
+        its start: a class switch committed meanwhile must not abort it,
+        over and over, on the way to W).
+        """
         if self.inevitable:
             return
         if self.doomed is not None:
@@ -651,6 +657,8 @@ class Transaction:
         stmlog.record(stmlog.STM_BECOME_INEVITABLE, self.stats.thread_num,
                       marker or (stmlog.user_marker() if stmlog.enabled() else b""))
         self.take_w()
+        if at_start:
+            self.rv = CLOCK[0]
         self.check()
         self.publish()
         self.inevitable = True

@@ -1,6 +1,8 @@
 """Ordinary Python that once escaped the barriers: one function per mechanism of issue 9."""
 
+import collections
 import functools
+import operator
 from collections import OrderedDict
 
 from tests.stm import helpers
@@ -583,3 +585,76 @@ def flip_class(i):
 
 def class_agrees_with_flag(i):
     return (type(SHAPED) is Flagged) == (FLAGGED[0] == 1)
+
+
+# -- containers the section wrote, kept or returned by a call (fourth round) --------
+
+BATCH = []
+QUEUE_A = [0, 0]
+QUEUE_B = [0]
+INDEX = []
+DICTS = {}
+
+
+class Owner:
+    def __init__(self, items):
+        self.items = items
+
+
+class Carried(Exception):
+    def __init__(self, where):
+        super().__init__(where)
+        self.where = where
+
+
+def reset_aliases():
+    BATCH[:] = []
+    QUEUE_A[:] = [0, 0]
+    QUEUE_B[:] = [0]
+    INDEX[:] = []
+    DICTS.clear()
+
+
+def keep_written_containers():
+    """Write BATCH and the queues, then hand them to calls that keep or return them."""
+    BATCH.append(1)
+    INDEX.append(BATCH)                       # a container method keeps it
+    INDEX.insert(0, BATCH)
+    owner = Owner(BATCH)                      # an application class keeps it
+    owner.items.append(2)
+    DICTS["wrapped"] = dict(batch=BATCH)      # a builtin keeps a keyword value
+    QUEUE_A.append(1)
+    QUEUE_B.append(1)
+    shortest = min(QUEUE_A, QUEUE_B, key=len)  # a builtin returns one
+    shortest.append("job")
+    raise Carried(BATCH)
+
+
+def identities_after_keep():
+    return (INDEX[0] is BATCH and INDEX[1] is BATCH, DICTS["wrapped"]["batch"] is BATCH,
+            list(BATCH), list(QUEUE_B))
+
+
+# -- shared containers changed by plain code a section hands them to (fourth round) --
+
+EVENTS = []
+EVENT_KEYS = {}
+
+
+def reset_events():
+    EVENTS[:] = []
+    EVENT_KEYS.clear()
+
+
+def record_event(i):
+    """Four ways to append: a plain call, and plain code given the container or its method."""
+    way = i % 4
+    if way == 0:
+        EVENTS.append(i)
+    elif way == 1:
+        list(map(EVENTS.append, [i]))
+        collections.deque(map(EVENT_KEYS.__setitem__, [i], [i]), maxlen=0)
+    elif way == 2:
+        functools.partial(EVENTS.append)(i)
+    else:
+        operator.methodcaller("append", i)(EVENTS)
