@@ -325,13 +325,9 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
             owner = bound_container(arg)
             if owner is not None and id(owner) not in tx.private:
                 if policy.lookup(arg).kind != "pure":
-                    # map(EVENTS.append, words): plain code will change the
-                    # container in place, when and as often as it likes. The
-                    # section goes on inevitably, and every section that
-                    # overlaps it aborts (it holds RESHAPE_STRIPE).
+                    # map(EVENTS.append, words): see _hands_over_a_mutator.
                     tx.become_inevitable(f"{policy.qualified_name(arg)} handed to "
                                          f"{policy.qualified_name(f)}")
-                    hold((RESHAPE_STRIPE,))
                     return call_direct(tx, original, args, kwargs)
                 replacement = getattr(tx.read_shadow(owner), arg.__name__)
         if deep and (container or kind is tuple or isinstance(replacement, DICT_VIEW_TYPES)) \
@@ -498,6 +494,11 @@ def call_direct(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) ->
     rule = policy.lookup(f)
     if rule.kind == "special":
         return rule.handler(tx, f, args, kwargs)
+    if WORLD_LOCK.held_by_current_thread() and _hands_over_a_mutator(tx, args, kwargs):
+        # map(EVENTS.append, words): plain code will change the container in
+        # place, when and as often as it likes (list() runs the map later).
+        # Every section that overlaps this one aborts: it holds RESHAPE_STRIPE.
+        hold((RESHAPE_STRIPE,))
     if rule.kind == "mutates":
         owner = bound_container(f)
         targets = [owner] if owner is not None and 0 in rule.writes else [
@@ -518,6 +519,16 @@ def call_direct(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) ->
         if shared:
             return direct_container_call(shared[0], f, args, kwargs, extra=shared[1:])
     return f(*args, **kwargs)
+
+
+def _hands_over_a_mutator(tx: Optional[Transaction], args: tuple, kwargs: dict) -> bool:
+    """True if an argument is a mutating method of a shared container."""
+    for _, arg in _arguments(args, kwargs):
+        owner = bound_container(arg)
+        if owner is not None and (tx is None or id(owner) not in tx.private) \
+                and policy.lookup(arg).kind != "pure":
+            return True
+    return False
 
 
 def _only_writes_out(f: Any) -> bool:
