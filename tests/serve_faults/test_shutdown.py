@@ -21,6 +21,16 @@ def _output(server) -> str:
         return stream.read()
 
 
+def _wait_until_closing(server, timeout: float = 15.0) -> None:
+    """Until the server says the signal arrived (it stops taking requests right
+    after): a fixed pause was too short on a loaded machine."""
+    deadline = time.monotonic() + timeout
+    while "no new connections" not in _output(server):
+        assert time.monotonic() < deadline, _output(server)
+        time.sleep(0.05)
+    time.sleep(0.2)
+
+
 @pytest.mark.parametrize("threads", THREADS)
 def test_the_shutdown_timeout_cuts_a_runaway_request(tmp_path, threads) -> None:
     server = start(str(tmp_path), "--threads", threads, "--shutdown-timeout", "2")
@@ -32,7 +42,7 @@ def test_the_shutdown_timeout_cuts_a_runaway_request(tmp_path, threads) -> None:
         assert get(server.port, "/hello").startswith(b"HTTP/1.1 200")
         signalled = time.monotonic()
         server.process.send_signal(signal.SIGTERM)
-        time.sleep(0.5)
+        _wait_until_closing(server)
         # No new request is accepted after the signal: not on a new
         # connection, not on a kept-alive one.
         late = get(server.port, "/hello", timeout=5)
@@ -68,7 +78,7 @@ def test_a_second_signal_stops_at_once(tmp_path, threads, second) -> None:
         runaway = send_get(server.port, "/runaway")
         time.sleep(0.5)
         server.process.send_signal(signal.SIGTERM)
-        time.sleep(0.5)
+        _wait_until_closing(server)
         assert server.process.poll() is None, "the first signal must let requests finish"
         stopping = time.monotonic()
         server.process.send_signal(second)
