@@ -336,3 +336,41 @@ def test_plain_code_handed_a_shared_container_loses_no_update(app, threads) -> N
                                                 for n in range(rounds)])
     assert sorted(app.EVENTS) == list(range(threads * rounds))
     assert sorted(app.EVENT_KEYS) == [i for i in range(threads * rounds) if i % 4 == 1]
+
+
+def test_except_as_binds_globals_and_nonlocals_through_the_barriers(app) -> None:
+    """``except E as name`` on a global wrote the module dict in place: a
+    concurrent section read the exception of a section still running; on a
+    nonlocal it replaced the Box (fifth round)."""
+    app.LAST_ERROR = "none"
+    catching = _paused(app.catch_into_a_global)
+    assert app.read_last_error() == "none"              # not the running section's binding
+    helpers.release()
+    catching.join(30)
+    assert app.read_last_error() == "unbound"           # Python unbinds the name at the end
+    assert app.catch_into_a_nonlocal() == ("KeyError('k')", "unbound")
+
+
+def test_a_partial_keeps_the_written_list_itself(app) -> None:
+    """``functools.partial(f, batch)`` after the section wrote ``batch`` kept the
+    section's copy: items added through it later were lost (fifth round)."""
+    app.BATCH[:] = []
+    app.keep_a_partial_of_a_written_list()
+    app.add_through_the_kept_partials()
+    assert app.BATCH == [1, 2, 3]
+
+
+def test_getattr_dict_in_an_inevitable_section_is_never_seen_half_done(app) -> None:
+    """``getattr(obj, "__dict__")`` in a section already inevitable handed out the
+    live dict without holding RESHAPE_STRIPE: a concurrent ``obj.a`` read saw
+    the first of two in-place writes (fifth round)."""
+    app.reset_attributes()
+    writer = _paused(app.count_through_getattr_dict_inevitably)
+    seen: list = []
+    reader = threading.Thread(target=lambda: seen.append(app.read_shaped_pair()))
+    reader.start()
+    reader.join(0.3)
+    helpers.release()
+    writer.join(30)
+    reader.join(30)
+    assert seen in ([(0, 0)], [(1, 1)])

@@ -284,7 +284,8 @@ class Rewriter(ast.NodeTransformer):
                                        value=_call("_stm_cur")))
         tx_expr = _name(TX_NAME) if plain else _call("_stm_cur")
         for name in sorted(own_boxed):
-            box = _call("_stm_Box", _name(name)) if name in params else _call("_stm_Box")
+            value = [_name(name)] if name in params else []
+            box = _call("_stm_Box", _const(name), *value)
             prologue.append(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())],
                                        value=_call("_stm_new", tx_expr, box)))
         prologue += _alias_barriers(body)
@@ -989,6 +990,29 @@ class Rewriter(ast.NodeTransformer):
                 node.body = assign + self._visit_body(node.body)
             return node
         node.body = self._visit_body(node.body)
+        return node
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> ast.AST:
+        """``except E as name`` for a global or a nonlocal: Python binds the name,
+        runs the block, then sets it to None and deletes it. The exception is
+        bound to a temporary instead, and the name is bound at the start of
+        the block and deleted at its end through the barriers, in that order."""
+        if node.type is not None:
+            node.type = self.visit(node.type)
+        if node.name is None or not self._in_function() or self._resolve(node.name) not in (
+                "global", "boxed"):
+            node.body = self._visit_body(node.body)
+            return node
+        target = ast.copy_location(ast.Name(id=node.name, ctx=ast.Store()), node)
+        temp = self.temp()
+        node.name = temp
+        cleared = self._store(target, _const(None))
+        deleted = self.visit_Delete(ast.copy_location(
+            ast.Delete(targets=[ast.Name(id=target.id, ctx=ast.Del())]), node))
+        guarded = ast.Try(body=self._visit_body(node.body), handlers=[], orelse=[],
+                          finalbody=cleared + (deleted if isinstance(deleted, list) else [deleted]))
+        node.body = self._store(target, _name(temp)) + [ast.copy_location(guarded, node)]
+        node.body = self._located(node.body, node)
         return node
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> ast.AST:

@@ -116,8 +116,11 @@ def instance_dict(tx: Optional[Transaction], obj: Any, read: Any = operator.attr
     shared object escapes the barriers (its changes in place are seen by
     ``obj.name`` without a version), so the section becomes inevitable and
     holds RESHAPE_STRIPE."""
-    if tx is not None and id(obj) not in tx.private and not isinstance(obj, (ModuleType, type)):
+    if isinstance(obj, (ModuleType, type)) or (tx is not None and id(obj) in tx.private):
+        return read(obj)
+    if tx is not None:
         tx.become_inevitable(f"the __dict__ of a shared {policy.qualified_name(type(obj))}")
+    if WORLD_LOCK.held_by_current_thread():         # (a coroutine step holds it too)
         hold((RESHAPE_STRIPE,))
     return read(obj)
 
@@ -556,11 +559,18 @@ class Box:
     writes go through the attribute barriers like any shared location.
     """
 
-    __slots__ = ("value",)
+    __slots__ = ("value", "name")
 
-    def __init__(self, *value: Any) -> None:
+    def __init__(self, name: str, *value: Any) -> None:
+        self.name = name
         if value:
             self.value = value[0]
+
+    def __getattr__(self, attribute: str) -> Any:
+        # Only ``value`` can be missing: the variable is unbound (never
+        # assigned yet, or deleted by ``del`` or by the end of ``except ... as``).
+        raise NameError(f"cannot access variable {self.name!r} where it is not "
+                        "associated with a value")
 
 
 # -- calls --------------------------------------------------------------------

@@ -14,7 +14,8 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from tornado_stm.stm import policy
-from tornado_stm.stm.barriers import contains, del_attr, del_item, get_attr, get_item, set_attr, set_item
+from tornado_stm.stm.barriers import (contains, del_attr, del_item, get_attr, get_item,
+                                      instance_dict, set_attr, set_item)
 from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, call_reading,
                                    direct_container_call, is_shared_iterator)
 from tornado_stm.stm.txn import Transaction, direct_write
@@ -26,6 +27,8 @@ def _special_getattr(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dic
         return getattr(*args, **kwargs)         # the usual TypeError
     if type(args[1]) is not str:
         return getattr(*args)
+    if args[1] == "__dict__":
+        return instance_dict(tx, args[0])       # also in an inevitable section
     return get_attr(tx, args[0], args[1], *args[2:])
 
 

@@ -658,3 +658,75 @@ def record_event(i):
         functools.partial(EVENTS.append)(i)
     else:
         operator.methodcaller("append", i)(EVENTS)
+
+
+# -- except ... as a global or a nonlocal (fifth round) ---------------------------
+
+LAST_ERROR = "none"
+
+
+def catch_into_a_global():
+    """Binds the global by ``except ... as``, pauses inside the block, then Python unbinds it."""
+    global LAST_ERROR
+    try:
+        raise ValueError("boom")
+    except ValueError as LAST_ERROR:
+        helpers.pause()
+        return repr(LAST_ERROR)
+
+
+def read_last_error():
+    try:
+        return LAST_ERROR
+    except NameError:
+        return "unbound"
+
+
+def catch_into_a_nonlocal():
+    caught = "before"
+
+    def grab():
+        nonlocal caught
+        try:
+            raise KeyError("k")
+        except KeyError as caught:
+            return repr(caught)
+
+    seen = grab()
+    try:
+        return seen, caught
+    except NameError:
+        return seen, "unbound"
+
+
+# -- a partial kept after the section wrote its argument (fifth round) -------------
+
+BATCH: list = []
+KEPT: list = []
+
+
+def _add_to(items, item):
+    items.append(item)
+
+
+def keep_a_partial_of_a_written_list():
+    BATCH.append(1)
+    KEPT[:] = [functools.partial(_add_to, BATCH), functools.partial(_add_to, items=BATCH)]
+
+
+def add_through_the_kept_partials():
+    KEPT[0](item=2)
+    KEPT[1](item=3)
+
+
+def count_through_getattr_dict_inevitably():
+    """An inevitable section changes SHAPED's attributes through getattr(obj, "__dict__")."""
+    stm.become_inevitable("test")
+    values = getattr(SHAPED, "__dict__")
+    values["a"] += 1
+    helpers.pause()
+    values["b"] += 1
+
+
+def read_shaped_pair():
+    return SHAPED.a, SHAPED.b
