@@ -131,3 +131,18 @@ def test_building_an_exception_of_an_uninstrumented_module_is_not_irrevocable() 
         effects.write_then_fail("boom")
     assert effects.build_plain()
     assert stm.stats()["inevitable"] == 0
+
+
+def test_log_records_name_the_application_s_line(caplog) -> None:
+    """A record logged by application code names its file, function and line,
+    not the barrier that made the call (it named tornado_stm/stm/calls.py)."""
+    frames = instrumented("frames")
+    source = Path(frames.__file__).read_text().splitlines()
+    line = next(i for i, text in enumerate(source, 1) if "# LOG_LINE" in text)
+    log = __import__("logging").getLogger("tests.frames")
+    with caplog.at_level("WARNING"):
+        frames.log_twice(log)
+        asyncio.run(frames.log_in_a_step(log))
+    assert [(Path(r.pathname).name, r.funcName) for r in caplog.records] == [
+        ("frames.py", "log_twice"), ("frames.py", "log_twice"), ("frames.py", "log_in_a_step")]
+    assert [r.lineno for r in caplog.records] == [line, line + 1, line + 5]

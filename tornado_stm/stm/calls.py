@@ -29,6 +29,7 @@ import itertools
 import logging
 import math
 import operator
+import sys
 from collections import OrderedDict, deque
 from types import (AsyncGeneratorType, BuiltinFunctionType, CoroutineType, FunctionType,
                    GeneratorType, MethodType, MethodWrapperType, ModuleType)
@@ -37,7 +38,8 @@ from typing import Any, Optional
 from tornado_stm.stm import policy
 from tornado_stm.stm.extension import VIEW_MAPPING
 from tornado_stm.stm.attrkinds import IMMUTABLE_TYPES
-from tornado_stm.stm.registry import INSTRUMENTED_CODES, is_instrumented, python_methods
+from tornado_stm.stm.registry import (INSTRUMENTED_CODES, is_engine_code, is_instrumented,
+                                      python_methods)
 from tornado_stm.stm.txn import CONTAINER_TYPES, VERSIONS, Transaction, direct_write, hold
 from tornado_stm.stm.versions import RESHAPE_STRIPE, stripe_of_key, stripe_of_object
 from tornado_stm.stm.worldlock import WORLD_LOCK
@@ -518,7 +520,35 @@ def call_direct(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) ->
         shared = _reached_containers(tx, f, args, kwargs)
         if shared:
             return direct_container_call(shared[0], f, args, kwargs, extra=shared[1:])
+    if _is_logging_call(f):
+        kwargs = {**kwargs, "stacklevel": kwargs.get("stacklevel", 1) + _engine_frames_above()}
     return f(*args, **kwargs)
+
+
+#: The methods of loggers (and the module's functions) that take ``stacklevel``.
+_LOGGING_CALLS = frozenset(("debug", "info", "warning", "warn", "error", "exception",
+                            "critical", "fatal", "log"))
+
+
+def _is_logging_call(f: Any) -> bool:
+    """``log.warning``, ``logging.info``...: a record whose caller must be the user's line."""
+    if getattr(f, "__name__", None) not in _LOGGING_CALLS:
+        return False
+    owner = getattr(f, "__self__", None)
+    return isinstance(owner, (logging.Logger, logging.LoggerAdapter)) or (
+        owner is None and getattr(f, "__module__", None) == "logging")
+
+
+def _engine_frames_above() -> int:
+    """How many engine frames stand between the caller of this function's caller
+    and the application code that made the call (logging's ``stacklevel``
+    then names the application's line, not the barrier's)."""
+    frame = sys._getframe(1)
+    count = 0
+    while frame is not None and is_engine_code(frame.f_code):
+        count += 1
+        frame = frame.f_back
+    return count
 
 
 def _hands_over_a_mutator(tx: Optional[Transaction], args: tuple, kwargs: dict) -> bool:

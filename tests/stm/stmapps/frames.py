@@ -22,3 +22,14 @@ def consume(generator):
 async def handler_step(value):
     SHARED["steps"] += value
     return SHARED["steps"]
+
+
+def log_twice(log):
+    """Logs through a logger's method and through the logging module's function."""
+    import logging
+    log.warning("from the section")            # LOG_LINE
+    logging.getLogger().warning("from the root logger")
+
+
+async def log_in_a_step(log):
+    log.warning("from a coroutine step")
