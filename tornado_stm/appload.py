@@ -278,6 +278,7 @@ class Started:
 
     app: Optional[Any] = None                  # the Application to serve, if serve listens
     own_urls: list[str] = field(default_factory=list)  # where the target listens by itself
+    own_servers: list[Any] = field(default_factory=list)  # the HTTPServers it started
     apps: list[Any] = field(default_factory=list)      # every Application, for the report
     task: Optional[asyncio.Future] = None      # a main() still running
     exit_status: Optional[int] = None          # the target called sys.exit()
@@ -293,6 +294,7 @@ async def start_target(target: Any, label: str, reload: bool = False) -> Started
 
     With ``reload``, Tornado's autoreload is started on the loop first.
     """
+    import tornado.httpserver
     import tornado.web
 
     if reload:
@@ -329,8 +331,10 @@ async def start_target(target: Any, label: str, reload: bool = False) -> Started
         raise LoadError(f"{label}() failed: {one_line(exc)}") from None
     own = {inode: url for inode, url in listening_sockets().items() if inode not in before}
     if own:
-        apps = [result] if isinstance(result, tornado.web.Application) else live_applications()
-        return Started(own_urls=sorted(own.values()), apps=apps, task=task)
+        apps = [result] if isinstance(result, tornado.web.Application) else live_objects(
+            tornado.web.Application)
+        return Started(own_urls=sorted(own.values()), apps=apps, task=task,
+                       own_servers=live_objects(tornado.httpserver.HTTPServer))
     if task is not None:  # pragma: no cover - the loop above only leaves a task when listening
         raise LoadError(f"{label}() is still running and listens on nothing")
     if not isinstance(result, tornado.web.Application):
@@ -351,16 +355,16 @@ def _a(value: Any) -> str:
     return "None" if value is None else f"a {type(value).__name__}"
 
 
-def live_applications() -> list[Any]:
-    """The Applications that exist: what a ``main()`` that listens by itself serves.
+def live_objects(kind: type) -> list[Any]:
+    """The objects of ``kind`` that exist: the Applications a ``main()`` that
+    listens by itself serves, and its HTTPServers.
 
-    One scan of the heap at start-up; the main function keeps its
-    application in a local variable we cannot otherwise see.
+    One scan of the heap at start-up (before serve makes servers of its
+    own); the main function keeps them in local variables we cannot
+    otherwise see.
     """
     import gc
-
-    import tornado.web
-    return [obj for obj in gc.get_objects() if isinstance(obj, tornado.web.Application)]
+    return [obj for obj in gc.get_objects() if isinstance(obj, kind)]
 
 
 async def serve_own_listeners(started: Optional[Started], serving: Any, shutdown: Any) -> None:
@@ -368,13 +372,18 @@ async def serve_own_listeners(started: Optional[Started], serving: Any, shutdown
 
     ``serving`` is the loop's share of the server (``serve.Serving``): its
     ``begin`` is called on the loop by the first signal. On the first signal
-    the ``main()`` task is cancelled, as ``asyncio.run`` does on Ctrl-C,
-    and its ``finally`` blocks run; the requests its own servers are
-    answering are not waited for (they are not ours to track). Only the
+    its own servers stop listening, the requests they are answering
+    finish (``serving.tracker`` counts them, so the deadline and a second
+    signal cut them as serve's own), and then the ``main()`` task is
+    cancelled, as ``asyncio.run`` does on Ctrl-C, and its ``finally``
+    blocks run. Only the
     loop that ran the target gets ``started``; the other loops of a
     per-thread server just wait for the signal. A ``main()`` that fails
     sets ``started.status`` to 1.
     """
+    servers = started.own_servers if started is not None else []
+    for server in servers:
+        serving.tracker.adopt(server)
     stop = asyncio.Event()
     serving.begin = stop.set
     if shutdown.signalled.is_set():
@@ -393,9 +402,15 @@ async def serve_own_listeners(started: Optional[Started], serving: Any, shutdown
         for other in getattr(shutdown, "servings", ()):
             if other is not serving:
                 other.call(lambda other=other: other.begin and other.begin())
-    elif task is not None:
-        task.cancel()
-        await asyncio.wait({task})
+    else:
+        for server in servers:
+            server.stop()
+        await serving.tracker.wait_idle()
+        for server in servers:
+            await server.close_all_connections()
+        if task is not None:
+            task.cancel()
+            await asyncio.wait({task})
     stopper.cancel()
 
 

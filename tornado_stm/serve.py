@@ -147,7 +147,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         given = config.resolve(args)
         config.configure_logging("debug" if args.verbose and "log_level" not in given
-                                 else args.log_level, args.access_log)
+                                 else args.log_level, args.access_log,
+                                 for_tornado_options="log_level" in given)
         return _serve(args, given)
     except (ServeError, config.ConfigError, binding.BindError, appload.LoadError) as exc:
         print(f"tornado-stm serve: error: {exc}", file=sys.stderr)
@@ -554,10 +555,16 @@ class InFlightRequests(tornado.httputil.HTTPServerConnectionDelegate):
 
     # tornado.httputil.HTTPServerConnectionDelegate
     def start_request(self, server_conn: object, request_conn: Any) -> Any:
-        return _TrackedMessage(self, server_conn, _TrackedConnection(self, request_conn))
+        return _TrackedMessage(self, self.app, server_conn, _TrackedConnection(self, request_conn))
 
     def on_close(self, server_conn: object) -> None:
         self.app.on_close(server_conn)
+
+    def adopt(self, server: Any) -> None:
+        """Count the requests of an HTTPServer the application started itself too
+        (Tornado's ``main()``: ``app.listen(port)``), so that a signal drains them."""
+        if isinstance(server.request_callback, tornado.httputil.HTTPServerConnectionDelegate):
+            server.request_callback = _CountedBy(self, server.request_callback)
 
     def _finished_one(self, connection: "_TrackedConnection") -> None:
         self.in_flight.discard(connection)
@@ -581,6 +588,21 @@ class InFlightRequests(tornado.httputil.HTTPServerConnectionDelegate):
             else:
                 connection.close_stream()
         return {"cut": cut, "answered": answered}
+
+
+class _CountedBy(tornado.httputil.HTTPServerConnectionDelegate):
+    """An application's own HTTPServer delegate whose requests a tracker counts."""
+
+    def __init__(self, tracker: InFlightRequests, app: Any) -> None:
+        self.tracker = tracker
+        self.app = app
+
+    def start_request(self, server_conn: object, request_conn: Any) -> Any:
+        return _TrackedMessage(self.tracker, self.app, server_conn,
+                               _TrackedConnection(self.tracker, request_conn))
+
+    def on_close(self, server_conn: object) -> None:
+        self.app.on_close(server_conn)
 
 
 _UNAVAILABLE_BODY = b"503: Service Unavailable (the server is stopping)\n"
@@ -658,11 +680,11 @@ class _TrackedConnection:
 class _TrackedMessage(tornado.httputil.HTTPMessageDelegate):
     """The application's message delegate, telling the connection when a request starts."""
 
-    def __init__(self, tracker: InFlightRequests, server_conn: object,
+    def __init__(self, tracker: InFlightRequests, app: Any, server_conn: object,
                  connection: _TrackedConnection) -> None:
         self.tracker = tracker
         self.connection = connection
-        self.inner = tracker.app.start_request(server_conn, connection)
+        self.inner = app.start_request(server_conn, connection)
         self.refused = False
 
     def headers_received(self, start_line: Any, headers: Any) -> Any:

@@ -47,3 +47,14 @@ def make_app() -> tornado.web.Application:
         (r"/compute/(\d+)", ComputeHandler),
         (r"/runaway", RunawayHandler),
     ])
+
+
+async def main() -> None:
+    """Tornado's usual shape: listen by itself (``-- --listen-port N``), then wait for ever."""
+    import argparse
+    import asyncio
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--listen-port", type=int, required=True)
+    make_app().listen(parser.parse_args().listen_port, address="127.0.0.1")
+    await asyncio.Event().wait()

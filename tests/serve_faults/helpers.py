@@ -26,6 +26,9 @@ def start(tmp_dir: str, *options: str, target: str = "fault_app:make_app",
     port = free_port()
     argv = [sys.executable, *(prefix or ("-m", "tornado_stm")), "serve", target,
             "--port", str(port), *options]
+    if target.endswith(":main"):       # Tornado's main() shape listens by itself
+        argv = [sys.executable, *(prefix or ("-m", "tornado_stm")), "serve", target,
+                *options, "--", f"--listen-port={port}"]
     return start_server(argv, port, os.path.join(tmp_dir, f"{name}.out"), cwd=HERE,
                         probe="/hello", env=env())
 

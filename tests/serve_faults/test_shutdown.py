@@ -94,12 +94,19 @@ def test_a_second_signal_stops_at_once(tmp_path, threads, second) -> None:
 
 
 @pytest.mark.parametrize("threads", THREADS)
-def test_requests_that_finish_in_time_exit_0(tmp_path, threads) -> None:
-    server = start(str(tmp_path), "--threads", threads, "--shutdown-timeout", "20")
+@pytest.mark.parametrize("target", ["fault_app:make_app", "fault_app:main"])
+def test_requests_that_finish_in_time_exit_0(tmp_path, threads, target) -> None:
+    """Also when the application listens by itself (Tornado's ``main()``): its
+    requests in flight used to be cut by the first signal."""
+    server = start(str(tmp_path), "--threads", threads, "--shutdown-timeout", "20",
+                   target=target)
     try:
         computing = send_get(server.port, "/compute/15")
         time.sleep(0.3)
         server.process.send_signal(signal.SIGTERM)
+        _wait_until_closing(server)
+        refused = get(server.port, "/hello", timeout=5)
+        assert not refused.startswith(b"HTTP/1.1 200"), refused[:100]
         answer = read_response(computing, timeout=20)
         status = server.process.wait(20)
         computing.close()
