@@ -228,14 +228,24 @@ def log_level(text: str) -> str:
     return word
 
 
-def configure_logging(level: str, access_log: bool) -> None:
+def configure_logging(level: str, access_log: bool, for_tornado_options: bool = False) -> None:
     """Log to stderr in Tornado's usual format, at ``level``.
 
     With ``access_log`` every request is one ``tornado.access`` line, as a
     Tornado app that calls ``parse_command_line()`` logs them; without, only
     the 4xx (warning) and 5xx (error) answers are.
+
+    With ``for_tornado_options`` (``--log-level`` was given), ``level`` also
+    becomes the default of ``tornado.options``' ``--logging``: an
+    application calling ``parse_command_line()`` sets the root logger's
+    level from it, and would otherwise reset it to its own default (info).
+    An application given ``-- --logging=LEVEL`` still gets its own choice.
     """
     import tornado.log
+    import tornado.options
+
+    if for_tornado_options:
+        tornado.options.options.logging = level
 
     handler = logging.StreamHandler()
     handler.setFormatter(tornado.log.LogFormatter())

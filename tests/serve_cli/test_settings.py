@@ -45,6 +45,26 @@ def test_log_level_warning_hides_info(tmp_path) -> None:
     assert "[I " not in output
 
 
+def test_log_level_holds_for_an_app_that_parses_tornado_options(tmp_path) -> None:
+    """parse_command_line() reset the root logger to its own --logging default
+    (info), so --log-level warning showed the access lines again."""
+    served = start(str(tmp_path / "out"), "shapes_app:make_app_with_options", "--port", "0",
+                   "--log-level", "warning")
+    try:
+        assert get(served.urls[0], "/who")[0] == 200
+    finally:
+        assert served.stop() == 0, served.output()
+    assert not ACCESS_LINE.search(served.output()), served.output()
+    # The application's own --logging, given after --, is still its choice.
+    served = start(str(tmp_path / "own"), "shapes_app:make_app_with_options", "--port", "0",
+                   "--log-level", "warning", "--", "--logging=info")
+    try:
+        assert get(served.urls[0], "/who")[0] == 200
+    finally:
+        assert served.stop() == 0, served.output()
+    assert ACCESS_LINE.search(served.output()), served.output()
+
+
 def test_environment_sets_options_and_the_command_line_wins(tmp_path) -> None:
     environment = env(TORNADO_STM_THREADS="3", TORNADO_STM_ACCESS_LOG="off",
                       TORNADO_STM_HOST="127.0.0.1")
