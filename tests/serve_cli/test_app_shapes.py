@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 
 import pytest
 
@@ -107,14 +108,26 @@ def make_app():
 '''
 
 
-@pytest.mark.parametrize("how", ["--reload", "debug=True"])
+@pytest.mark.parametrize("how", ["--reload", "debug=True", "--reload --fd"])
 def test_a_changed_module_restarts_the_server(tmp_path, how) -> None:
+    """With ``--fd`` the re-executed server listens on the same inherited socket."""
     settings = ", debug=True" if how == "debug=True" else ""
     app = tmp_path / "reloadable.py"
     app.write_text(RELOADABLE.format(version=1, settings=settings))
     port = free_port()
-    served = start(str(tmp_path / "out"), "reloadable:make_app", "--port", str(port),
-                   *(["--reload"] if how == "--reload" else []), cwd=str(tmp_path))
+    options = ["--port", str(port)] + (["--reload"] if how == "--reload" else [])
+    listener = None
+    if how == "--reload --fd":
+        listener = socket.create_server(("127.0.0.1", 0))
+        port = listener.getsockname()[1]
+        options = ["--reload", "--fd", str(listener.fileno())]
+    try:
+        served = start(str(tmp_path / "out"), "reloadable:make_app", *options, cwd=str(tmp_path),
+                       pass_fds=(listener.fileno(),) if listener else ())
+    finally:
+        if listener is not None:
+            listener.close()       # the server has its own copy
+    assert served.urls == [f"http://127.0.0.1:{port}/"]
     pid = served.process.pid
     try:
         assert get(served.urls[0])[1] == b"version 1"
