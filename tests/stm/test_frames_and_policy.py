@@ -146,3 +146,11 @@ def test_log_records_name_the_application_s_line(caplog) -> None:
     assert [(Path(r.pathname).name, r.funcName) for r in caplog.records] == [
         ("frames.py", "log_twice"), ("frames.py", "log_twice"), ("frames.py", "log_in_a_step")]
     assert [r.lineno for r in caplog.records] == [line, line + 1, line + 5]
+
+
+def test_an_instrumented_function_shows_its_defaults() -> None:
+    frames = instrumented("frames")
+    assert frames.with_defaults.__defaults__ == (2,)
+    assert frames.with_defaults.__kwdefaults__ == {"c": 3}
+    assert frames.with_defaults(1) == 6
+    assert frames.log_in_a_step.__defaults__ is None

@@ -202,8 +202,17 @@ def entry(fn: F) -> F:
             return fn(*args, **kwargs)
         return run_section(fn, args, kwargs)
 
-    functools.update_wrapper(section_entry, fn)
+    _wraps(section_entry, fn)
     return section_entry  # type: ignore[return-value]
+
+
+def _wraps(wrapper: Callable[..., Any], fn: Callable[..., Any]) -> None:
+    """``functools.update_wrapper``, and the defaults too: code that reads
+    ``f.__defaults__`` sees the function's (rebinding them changes the
+    wrapper's only, which the function does not use)."""
+    functools.update_wrapper(wrapper, fn)
+    wrapper.__defaults__ = getattr(fn, "__defaults__", None)
+    wrapper.__kwdefaults__ = getattr(fn, "__kwdefaults__", None)
 
 
 # -- generators and coroutines: one step at a time under W -------------------
@@ -306,7 +315,7 @@ def _steps_entry(fn: Callable[..., Any]) -> Callable[..., Any]:
         def generator_entry(*args: Any, **kwargs: Any) -> Any:
             return _generator_steps(fn(*args, **kwargs))
         wrapper = generator_entry
-    functools.update_wrapper(wrapper, fn)
+    _wraps(wrapper, fn)
     if flags & inspect.CO_COROUTINE:
         _mark_coroutine_function(wrapper)
     return wrapper

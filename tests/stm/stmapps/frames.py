@@ -33,3 +33,7 @@ def log_twice(log):
 
 async def log_in_a_step(log):
     log.warning("from a coroutine step")
+
+
+def with_defaults(a, b=2, *, c=3):
+    return a + b + c
