@@ -177,7 +177,7 @@ def test_unpacking_a_display_or_a_module_constant_binds_known_values() -> None:
     code = _kinds("unpacking")
     # x is a number, dx too (STEPS is a constant): x + dx is a number, so
     # shared, compared with it, is not read; dy is a number as well.
-    assert "for dx, dy in _stm_iter(_stm_tx, STEPS):" in code     # items: no view()
+    assert "for dx, dy in STEPS:" in code        # a constant tuple: no iterate(), no view()
     assert "if x + dx < shared and _stm_binop(_stm_tx, 0, p, q) < dy:" in code
     # y = n + 1 is an atom (never a container) but maybe not a number: shared is read.
     assert "return (y == _stm_dview(_stm_tx, shared), shared != WALL)" in code

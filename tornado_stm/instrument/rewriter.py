@@ -905,8 +905,9 @@ class Rewriter(ast.NodeTransformer):
     def _iterable(self, node: ast.expr) -> ast.expr:
         """What a ``for`` loop or a comprehension iterates: iterate(tx, node), unless
         iterate() would return it as it is: a tuple, a range, an object this call
-        made (a display, a comprehension, a fresh local)."""
-        if self._fresh(node) or isinstance(node, (ast.Tuple, *_MADE_HERE)) or (
+        made (a display, a comprehension, a fresh local), a module constant tuple."""
+        if self._fresh(node) or isinstance(node, (ast.Tuple, *_MADE_HERE)) or \
+                isinstance(self._constant_value(node), tuple) or (
                 isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                 and node.func.id == "range" and "range" not in self.module_names
                 and self._resolve("range") == "plain"):
@@ -918,10 +919,15 @@ class Rewriter(ast.NodeTransformer):
         a display of such displays, or a module constant tuple of tuples."""
         if isinstance(iterable, (ast.Tuple, ast.List, ast.Set)):
             return all(isinstance(e, (ast.Tuple, ast.List)) for e in iterable.elts)
-        if isinstance(iterable, ast.Name) and self._resolve(iterable.id) == "plain":
-            value = self.scope.constants.get(iterable.id) if self.scope else None
-            return isinstance(value, tuple) and all(isinstance(v, tuple) for v in value)
-        return False
+        value = self._constant_value(iterable)
+        return isinstance(value, tuple) and all(isinstance(v, tuple) for v in value)
+
+    def _constant_value(self, node: ast.expr) -> object:
+        """The value of the module constant ``node`` names (fresh.module_constants), or None."""
+        if isinstance(node, ast.Name) and self.scope is not None and \
+                self._resolve(node.id) == "plain":
+            return self.scope.constants.get(node.id)
+        return None
 
     def _rebound(self, target: ast.expr, unpacked: bool) -> Optional[tuple[ast.Name, list[ast.stmt]]]:
         """How a statement that binds ``target`` itself (``for``, ``with ... as``) must bind it.
