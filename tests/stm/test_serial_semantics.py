@@ -374,3 +374,13 @@ def test_getattr_dict_in_an_inevitable_section_is_never_seen_half_done(app) -> N
     writer.join(30)
     reader.join(30)
     assert seen in ([(0, 0)], [(1, 1)])
+
+
+def test_a_functools_wraps_decorator_runs_when_called_from_a_section(app) -> None:
+    """The call barrier took ``__wrapped__`` for the function an entry wrapper
+    wraps; ``functools.wraps`` sets it on the application's own wrapper, so a
+    call from a section skipped the decorator (a permission check, a counter;
+    fifth round)."""
+    app.AUDIT[:] = []
+    assert app.call_a_decorated_function() == 6
+    assert app.AUDIT == ["three"]

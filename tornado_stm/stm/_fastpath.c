@@ -124,7 +124,7 @@ static struct {
     PyObject *builtins_dict;
     PyObject *python[B_COUNT];      /* the Python barriers */
     /* interned strings */
-    PyObject *s_check, *s_extend, *s_wrapped, *s_kind, *s_fresh, *s_writes,
+    PyObject *s_check, *s_extend, *s_kind, *s_fresh, *s_writes,
              *s_validate_every, *s_add, *s_adopt;
 } S;
 
@@ -1426,6 +1426,20 @@ done:
     return result;
 }
 
+/* The function an entry wrapper (section.entry) wraps: the one cell of its
+ * closure. Not ``__wrapped__``: an application decorator written with
+ * functools.wraps sets that on its own wrapper, which is entry-wrapped too. */
+static PyObject *
+entry_target(PyObject *entry)
+{
+    PyObject *closure = PyFunction_GET_CLOSURE(entry);
+    if (closure == NULL || !PyTuple_Check(closure) || PyTuple_GET_SIZE(closure) != 1) {
+        PyErr_SetString(PyExc_SystemError, "an entry wrapper without its one closure cell");
+        return NULL;
+    }
+    return PyCell_Get(PyTuple_GET_ITEM(closure, 0));     /* a new reference */
+}
+
 static PyObject *
 fp_call(PyObject *module, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
@@ -1441,7 +1455,7 @@ fp_call(PyObject *module, PyObject *const *args, size_t nargsf, PyObject *kwname
     if (PyFunction_Check(f) && Py_IS_TYPE(f, &PyFunction_Type)) {
         PyObject *code = PyFunction_GET_CODE(f);
         if (code == S.entry_code) {
-            PyObject *wrapped = PyObject_GetAttr(f, S.s_wrapped);
+            PyObject *wrapped = entry_target(f);
             if (wrapped == NULL)
                 return NULL;
             PyObject *result = PyObject_Vectorcall(wrapped, call_args, n, kwnames);
@@ -1466,7 +1480,7 @@ fp_call(PyObject *module, PyObject *const *args, size_t nargsf, PyObject *kwname
     else if (PyMethod_Check(f)) {
         PyObject *func = PyMethod_GET_FUNCTION(f);
         if (Py_IS_TYPE(func, &PyFunction_Type) && PyFunction_GET_CODE(func) == S.entry_code) {
-            PyObject *wrapped = PyObject_GetAttr(func, S.s_wrapped);
+            PyObject *wrapped = entry_target(func);
             if (wrapped == NULL)
                 return NULL;
             /* wrapped(f.__self__, *args, **kwargs) */
@@ -1730,7 +1744,6 @@ fp_exec(PyObject *module)
     if (S.s_check == NULL) {
         if (!(S.s_check = PyUnicode_InternFromString("check"))
                 || !(S.s_extend = PyUnicode_InternFromString("extend"))
-                || !(S.s_wrapped = PyUnicode_InternFromString("__wrapped__"))
                 || !(S.s_kind = PyUnicode_InternFromString("kind"))
                 || !(S.s_fresh = PyUnicode_InternFromString("fresh"))
                 || !(S.s_writes = PyUnicode_InternFromString("writes"))

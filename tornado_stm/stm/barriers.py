@@ -65,7 +65,7 @@ from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, FRAME_TYPES, bou
                                    has_plain_readers, is_shared_instance,
                                    is_shared_iterator, read_other_shared, record_nested)
 from tornado_stm.stm.registry import INSTRUMENTED_CODES, is_instrumented
-from tornado_stm.stm.section import ENTRY_CODE
+from tornado_stm.stm.section import ENTRY_CODE, entry_target
 from tornado_stm.stm.txn import (CONTAINER_TYPES, Transaction, _local, direct_dict_write,
                                  direct_write, hold)
 from tornado_stm.stm.versions import RESHAPE_STRIPE, stripe_of_key, stripe_of_object
@@ -580,7 +580,7 @@ def call(tx: Optional[Transaction], f: Any, /, *args: Any, **kwargs: Any) -> Any
     if kind is FunctionType:
         code = f.__code__
         if code is ENTRY_CODE:
-            return f.__wrapped__(*args, **kwargs)
+            return entry_target(f)(*args, **kwargs)
         if code in INSTRUMENTED_CODES:
             result = f(*args, **kwargs)
             if tx is not None and isinstance(result, FRAME_TYPES):
@@ -589,7 +589,7 @@ def call(tx: Optional[Transaction], f: Any, /, *args: Any, **kwargs: Any) -> Any
     elif kind is MethodType:
         func = f.__func__
         if type(func) is FunctionType and func.__code__ is ENTRY_CODE:
-            return func.__wrapped__(f.__self__, *args, **kwargs)
+            return entry_target(func)(f.__self__, *args, **kwargs)
     if tx is None or tx.inevitable:
         return call_direct(tx, f, args, kwargs)
     return call_optimistic(tx, f, args, kwargs)

@@ -331,8 +331,18 @@ def _mark_coroutine_function(wrapper: Callable[..., Any]) -> None:
         wrapper._is_coroutine = asyncio.coroutines._is_coroutine  # type: ignore[attr-defined]
 
 
+def entry_target(wrapper: Callable[..., Any]) -> Callable[..., Any]:
+    """The function an entry wrapper wraps: its closure's one cell.
+
+    Not ``__wrapped__``: an application decorator written with
+    ``functools.wraps(f)`` sets that to ``f`` on its own wrapper (which is
+    itself entry-wrapped), and the call barrier would skip the decorator.
+    """
+    return wrapper.__closure__[0].cell_contents  # type: ignore[index]
+
+
 #: The code of every entry wrapper: the call barrier recognizes wrapped
-#: functions by it and calls ``__wrapped__`` directly.
+#: functions by it and calls ``entry_target(f)`` directly.
 ENTRY_CODE = entry(len).__code__
 INSTRUMENTED_CODES.add(ENTRY_CODE)
 # The step wrappers are called as they are (their result is the frame the

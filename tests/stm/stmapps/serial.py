@@ -730,3 +730,25 @@ def count_through_getattr_dict_inevitably():
 
 def read_shaped_pair():
     return SHAPED.a, SHAPED.b
+
+
+# -- application decorators written with functools.wraps (fifth round) -------------
+
+AUDIT: list = []
+
+
+def audited(f):
+    @functools.wraps(f)
+    def wrapper(*args):
+        AUDIT.append(f.__name__)
+        return 2 * f(*args)
+    return wrapper
+
+
+@audited
+def three():
+    return 3
+
+
+def call_a_decorated_function():
+    return three()
