@@ -384,3 +384,19 @@ def test_a_functools_wraps_decorator_runs_when_called_from_a_section(app) -> Non
     app.AUDIT[:] = []
     assert app.call_a_decorated_function() == 6
     assert app.AUDIT == ["three"]
+
+
+def test_a_new_object_published_by_an_inevitable_turn_is_never_seen_half_filled(app) -> None:
+    """A list the section made, stored, then filled after the section turned
+    inevitable: the turn published it and unlocked its stripes, and readers
+    saw [7, 0] (fifth round: half-built orders, a KeyError over HTTP)."""
+    app.CURRENT["pair"] = [1, 1]
+    writer = _paused(app.publish_then_fill_inevitably, 7)
+    seen: list = []
+    reader = threading.Thread(target=lambda: seen.append(app.read_current_pair()))
+    reader.start()
+    reader.join(0.3)
+    helpers.release()
+    writer.join(30)
+    reader.join(30)
+    assert seen in ([(1, 1)], [(7, 7)])

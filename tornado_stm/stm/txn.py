@@ -43,11 +43,13 @@ section runner drops the redo log and starts the call again.
 *Inevitability.* Before something that cannot be rolled back, the
 transaction takes W, validates (or aborts), publishes its redo log and
 keeps W to the end. From then on it writes in place and it never aborts.
-Every stripe it writes in place stays *locked* until the section ends
-(:func:`release_held`), so an optimistic reader can never see one of its
-writes without the others: it waits, or aborts, and sees all of them
-after. Objects the section created before becoming inevitable stop being
-private then, since publishing made them reachable.
+Every stripe it publishes at that turn or writes in place after it stays
+*locked* until the section ends (:func:`release_held`), so an optimistic
+reader can never see one of its writes without the others: it waits, or
+aborts, and sees all of them after. Objects the section created before
+becoming inevitable stop being private then, since publishing made them
+reachable (but only through stripes it holds: the rewriter's fresh locals
+go on filling them without barriers, unseen).
 
 *Direct mode.* Instrumented code running outside any section (a coroutine
 step driven by the event loop) writes in place under W the same way; its
@@ -587,8 +589,16 @@ class Transaction:
 
     # -- commit and inevitability ------------------------------------------
 
-    def publish(self) -> None:
-        """Make the redo log visible (caller holds W and has validated)."""
+    def publish(self, hold_stripes: bool = False) -> None:
+        """Make the redo log visible (caller holds W and has validated).
+
+        ``hold_stripes`` (a section turning inevitable half-way): the stripes
+        stay locked until the section ends, as its later in-place writes'
+        do. The objects the section created are reachable only through what
+        it wrote, and the rewriter lets the section fill them without
+        barriers (``instrument/fresh.py``): no reader may reach one before
+        the section has finished with it.
+        """
         stripes: set[int] = set()
         for oid, (obj, names) in self.attrs.items():
             for name in names:
@@ -619,7 +629,10 @@ class Transaction:
                 _publish_container(log, changed_keys.get(oid))
         finally:
             self.inevitable = was_inevitable
-            release_stripes(stripes)
+            if hold_stripes:
+                _held.update(stripes)
+            else:
+                release_stripes(stripes)
         if self.write_markers:
             _writer_markers.update(self.write_markers)
         self.attrs = {}
@@ -660,7 +673,7 @@ class Transaction:
         if at_start:
             self.rv = CLOCK[0]
         self.check()
-        self.publish()
+        self.publish(hold_stripes=True)
         self.inevitable = True
         # Nothing can undo this attempt now: what waited for its commit runs.
         self.on_abort = []

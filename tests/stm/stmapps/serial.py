@@ -752,3 +752,22 @@ def three():
 
 def call_a_decorated_function():
     return three()
+
+
+# -- a list made in the section, published, filled after it turns inevitable -------
+
+CURRENT = {"pair": [1, 1]}
+
+
+def publish_then_fill_inevitably(value):
+    pair = [0, 0]                 # a display: the rewriter fills it without barriers
+    CURRENT["pair"] = pair
+    stm.become_inevitable("test")
+    pair[0] = value
+    helpers.pause()
+    pair[1] = value
+
+
+def read_current_pair():
+    pair = CURRENT["pair"]
+    return pair[0], pair[1]
