@@ -60,7 +60,8 @@ from tornado_stm.stm import policy
 from tornado_stm.stm.attrkinds import (CLASS_VALUE, IMMUTABLE, IMMUTABLE_TYPES, MODULE,
                                        NONDATA, PLAIN, RUN, TYPE_ATTR, W_PLAIN, W_RUN, read_kind,
                                        write_kind)
-from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, FRAME_TYPES, bound_container,
+from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, FRAME_TYPES, MUTABLE_BUFFER_TYPES,
+                                   bound_container,
                                    call_direct, call_optimistic, direct_container_call,
                                    has_plain_readers, is_shared_instance,
                                    is_shared_iterator, read_other_shared, record_nested)
@@ -539,6 +540,13 @@ def augmented(tx: Optional[Transaction], op: Any, target: Any, value: Any) -> An
             op(tx.shadow_for_write(target), tx.read_shadow(value) if isinstance(
                 value, CONTAINER_TYPES) and id(value) not in tx.private else value)
             return target
+    if isinstance(target, MUTABLE_BUFFER_TYPES) and (tx is None or id(target) not in tx.private):
+        # log += b"x" on a shared bytearray or array changes it in place, and
+        # its contents have no versions: inevitably, under W, the object's
+        # stripe bumped (a retry applied it again; two threads could race).
+        if tx is not None:
+            read_other_shared(tx, target)
+        return direct_write((stripe_of_object(id(target)),), op, target, view(tx, value))
     if tx is not None and not tx.inevitable:
         # counter += shared_list (an instance's __iadd__) or n += 1: the value as read now.
         value = view(tx, value)

@@ -496,9 +496,12 @@ def call_direct(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) ->
     rule = policy.lookup(f)
     if rule.kind == "special":
         return rule.handler(tx, f, args, kwargs)
-    if WORLD_LOCK.held_by_current_thread() and _hands_over_a_mutator(tx, args, kwargs):
+    if WORLD_LOCK.held_by_current_thread() and (_hands_over_a_mutator(tx, args, kwargs)
+                                                 or _hands_out_an_instance_dict(f, args)):
         # map(EVENTS.append, words): plain code will change the container in
         # place, when and as often as it likes (list() runs the map later).
+        # attrgetter("__dict__")(obj): the live dict of an instance, whose
+        # changes obj.name reads without a version (as barriers.instance_dict).
         # Every section that overlaps this one aborts: it holds RESHAPE_STRIPE.
         hold((RESHAPE_STRIPE,))
     if rule.kind == "mutates":
@@ -559,6 +562,14 @@ def _hands_over_a_mutator(tx: Optional[Transaction], args: tuple, kwargs: dict) 
                 and policy.lookup(arg).kind != "pure":
             return True
     return False
+
+
+def _hands_out_an_instance_dict(f: Any, args: tuple) -> bool:
+    """``operator.attrgetter("__dict__")``, ``object.__getattribute__(obj, "__dict__")``."""
+    if type(f) is operator.attrgetter:
+        return any("__dict__" in name.split(".") for name in f.__reduce__()[1])
+    return getattr(f, "__name__", None) == "__getattribute__" and any(
+        type(arg) is str and arg == "__dict__" for arg in args)
 
 
 def _only_writes_out(f: Any) -> bool:

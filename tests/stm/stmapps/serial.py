@@ -719,10 +719,17 @@ def add_through_the_kept_partials():
     KEPT[1](item=3)
 
 
-def count_through_getattr_dict_inevitably():
-    """An inevitable section changes SHAPED's attributes through getattr(obj, "__dict__")."""
+INSTANCE_DICT_ROUTES = {
+    "getattr": lambda obj: getattr(obj, "__dict__"),
+    "attrgetter": operator.attrgetter("__dict__"),
+    "object.__getattribute__": lambda obj: object.__getattribute__(obj, "__dict__"),
+}
+
+
+def count_through_getattr_dict_inevitably(route="getattr"):
+    """An inevitable section changes SHAPED's attributes through its live __dict__."""
     stm.become_inevitable("test")
-    values = getattr(SHAPED, "__dict__")
+    values = INSTANCE_DICT_ROUTES[route](SHAPED)
     values["a"] += 1
     helpers.pause()
     values["b"] += 1
@@ -771,3 +778,15 @@ def publish_then_fill_inevitably(value):
 def read_current_pair():
     pair = CURRENT["pair"]
     return pair[0], pair[1]
+
+
+# -- += on a shared bytearray (fifth round) -------------------------------------
+
+LOG = {"bytes": bytearray()}
+
+
+def add_a_byte_across_a_conflict():
+    seen = GATE["v"]
+    helpers.pause()
+    LOG["bytes"] += b"y"
+    GATE["v"] = seen + 1
