@@ -416,3 +416,19 @@ def test_augmented_assignment_to_a_shared_bytearray_is_applied_once(app) -> None
     section.join(30)
     assert bytes(app.LOG["bytes"]) == b"y"
     assert app.GATE["v"] == 2
+
+
+def test_an_iterator_or_view_kept_for_later_reads_the_live_container(app) -> None:
+    """``d.values()`` and ``iter(lst)`` made in a section read its private copy
+    (one consistent state); kept in a global, they read that copy for ever:
+    a later section missed every change (a feed cursor never showed new posts;
+    fifth round). A section that keeps one runs again inevitably."""
+    app.SETTINGS_MAP["a"] = 0
+    app.FEED[:] = ["a"]
+    stm.reset_stats()
+    app.keep_readers()
+    app.change_what_they_read()
+    assert app.use_kept_readers() == (5, ["b"])
+    causes = stm.stats()["inevitable_by_cause"]
+    assert causes.get("an iterator or view over the section's copy of a shared container "
+                      "is kept") == 1, causes

@@ -151,6 +151,12 @@ def shadowable(kind: type) -> bool:
     return answer
 
 
+#: Why a section runs again inevitably when its private copy is still held.
+COPY_KEPT = "an iterator or view over the section's copy of a shared container is kept"
+#: sys.getrefcount of a copy that only its log holds, seen from check_copies_kept.
+_COPY_REFERENCES = 3
+
+
 class AbortSection(BaseException):
     """Unwinds an atomic section so it can be retried.
 
@@ -645,6 +651,7 @@ class Transaction:
             return
         if faults.ENABLED:
             faults.strike(self, "commit")
+        self.check_copies_kept()
         if not self.has_writes():
             self.check()                # read-only: still one consistent state
             return
@@ -664,6 +671,8 @@ class Transaction:
             return
         if self.doomed is not None:
             raise self.doomed
+        if not at_start:
+            self.check_copies_kept()
         # Logged before the wait for W, as PyPy-STM did: its analyser charges
         # the following WAIT_OTHER_INEVITABLE..WAIT_DONE to this marker, so
         # the report names the line whose inevitability cost the wait.
@@ -685,6 +694,32 @@ class Transaction:
         # their in-place writes must be versioned like any shared object's.
         self.private = {}
         self.stats.inevitable[cause] += 1
+
+    def check_copies_kept(self) -> None:
+        """Abort, to run again inevitably, if something still holds one of the
+        section's private copies of a shared container.
+
+        Iterators, views and wrappers made in the section read its copy
+        (``iter(lst)``, ``d.values()``, a generator expression,
+        ``MappingProxyType(d)``), so that the section reads one consistent
+        state. Kept in shared state for a later section, one would read that
+        copy for ever instead of the live container. At commit, and before
+        a section turns inevitable half-way (its copies then go stale), only
+        the log itself may hold a copy: ``sys.getrefcount`` counts the
+        others. A false alarm (a copy still held by a local of a frame that
+        is running, or by garbage not yet collected) costs a second,
+        inevitable run, which makes its iterators over the live containers.
+
+        The section's registry of the objects it made goes first: it keeps
+        the generators the section made (and the iterators they hold) alive,
+        and it is not needed from here on (commit, or the turn, which drops it).
+        """
+        self.private = {}
+        for log in self.containers.values():
+            shadow = log.shadow
+            # The references: log.shadow, this local, getrefcount's argument.
+            if shadow is not None and sys.getrefcount(shadow) > _COPY_REFERENCES:
+                raise AbortSection(COPY_KEPT, inevitable=True)
 
     def adopt(self, obj: Any) -> None:
         """Make a just-created object private, applying its logged attribute writes.

@@ -790,3 +790,25 @@ def add_a_byte_across_a_conflict():
     helpers.pause()
     LOG["bytes"] += b"y"
     GATE["v"] = seen + 1
+
+
+# -- iterators and views kept for a later section (fifth round) --------------------
+
+SETTINGS_MAP = {"a": 0}
+FEED = ["a"]
+KEPT_READERS: dict = {}
+
+
+def keep_readers():
+    KEPT_READERS["values"] = SETTINGS_MAP.values()
+    KEPT_READERS["cursor"] = iter(FEED)
+    next(KEPT_READERS["cursor"])
+
+
+def change_what_they_read():
+    SETTINGS_MAP["a"] = 5
+    FEED.append("b")
+
+
+def use_kept_readers():
+    return sum(KEPT_READERS["values"]), list(KEPT_READERS["cursor"])
