@@ -259,3 +259,34 @@ def test_threadlocalproperty_is_per_thread() -> None:
 def test_bad_backend_is_a_clear_error() -> None:
     with pytest.raises(transaction.TransactionError, match="backend 'nope'"):
         transaction.set_backend("nope")
+
+
+def test_a_generator_left_suspended_at_exit_ends_quietly(tmp_path: Path) -> None:
+    """A script's module-level generator, advanced by its calls, is finalized at
+    interpreter exit: its step wrapper printed "Exception ignored ... TypeError"
+    (the engine's module was already torn down; fifth round)."""
+    script = tmp_path / "ticker.py"
+    script.write_text(textwrap.dedent('''
+        import transaction
+
+        def ticker():
+            n = 0
+            while True:
+                n += 1
+                yield n
+
+        TICKS = ticker()
+        got = []
+
+        def job(i):
+            got.append(next(TICKS))
+
+        for i in range(10):
+            transaction.add(job, i)
+        transaction.run()
+        print(sorted(got) == list(range(1, 11)))
+    '''))
+    result = _exec("--threads", "2", str(script))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True"]
+    assert "Exception ignored" not in result.stderr, result.stderr

@@ -266,6 +266,12 @@ class _StepsUnderW:
         return _step(self._frame.throw, *exc)
 
     def close(self) -> None:
+        if _step is None:
+            # The interpreter is finalizing a generator left suspended (a
+            # script's module-level one): this module's globals are gone, and
+            # so is every other thread.
+            self._frame.close()
+            return
         _step(self._frame.close)
 
 
