@@ -212,6 +212,8 @@ def test_first_exception_cancels_the_rest_and_is_reraised() -> None:
     done: list[int] = []
 
     def fail() -> None:
+        done.append(-1)                       # kept: written before the exception
+        transaction.add(done.append, "follow-up")   # cancelled with the rest
         raise LookupError("first")
 
     queue.add(fail)
@@ -219,7 +221,7 @@ def test_first_exception_cancels_the_rest_and_is_reraised() -> None:
         queue.add(done.append, i)
     with pytest.raises(LookupError, match="first"):
         queue.run(1)
-    assert done == []
+    assert done == [-1]
 
 
 def test_atomic_blocks_and_small_builtins() -> None:
