@@ -292,3 +292,33 @@ def test_a_generator_left_suspended_at_exit_ends_quietly(tmp_path: Path) -> None
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["True"]
     assert "Exception ignored" not in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("pure", ["0", "1"])
+def test_recursion_goes_as_deep_as_in_plain_python(tmp_path: Path, pure: str) -> None:
+    """With the barriers in Python (TORNADO_STM_PURE, fault injection) every
+    instrumented call is two frames: a 900-level recursion that plain Python
+    runs raised RecursionError at about 500 (fifth round)."""
+    script = tmp_path / "deep.py"
+    script.write_text(textwrap.dedent('''
+        import transaction
+
+        head = None
+        for _ in range(900):
+            head = {"next": head}
+        out = []
+
+        def length(node):
+            return 0 if node is None else 1 + length(node["next"])
+
+        def job(i):
+            out.append(length(head))
+
+        for i in range(2):
+            transaction.add(job, i)
+        transaction.run()
+        print(out)
+    '''))
+    result = _exec("--threads", "2", str(script), env={"TORNADO_STM_PURE": pure})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["[900,", "900]"]

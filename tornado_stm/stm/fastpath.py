@@ -24,6 +24,7 @@ them.
 
 from __future__ import annotations
 
+import sys
 import warnings
 from typing import Callable
 
@@ -53,6 +54,7 @@ def install(namespace: dict) -> None:
         return
     PYTHON.update((name, namespace[name]) for name in HOT_BARRIERS)
     if _ext is None:
+        _make_room_for_python_barriers()
         return
     missing = [name for name in HOT_BARRIERS if not hasattr(_ext, name)]
     if missing:                         # built from an older _fastpath.c
@@ -68,8 +70,22 @@ def install(namespace: dict) -> None:
         namespace[name] = C[name]
 
 
+_ROOM_MADE = [False]
+
+
+def _make_room_for_python_barriers() -> None:
+    """Double the recursion limit, once: with the barriers in Python, each call
+    of an instrumented function from another is two frames (the call
+    barrier's and its own), and a recursion the application runs to 990
+    levels in plain Python would stop at 500."""
+    if not _ROOM_MADE[0]:
+        _ROOM_MADE[0] = True
+        sys.setrecursionlimit(2 * sys.getrecursionlimit())
+
+
 def _fall_back(reason: str) -> None:
     global BACKEND, REASON
+    _make_room_for_python_barriers()
     BACKEND, REASON = "python", reason
     warnings.warn(f"tornado_stm: pure-Python barriers ({reason})", RuntimeWarning, stacklevel=3)
 
