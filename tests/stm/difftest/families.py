@@ -14,6 +14,7 @@ itself.
 
 from __future__ import annotations
 
+import functools
 import random
 from typing import Callable
 
@@ -732,12 +733,75 @@ def readers(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
     return variant, body, ["op_move", "op_view"], False, True
 
 
+# -- escapes: what a section makes or hands out, seen after it -------------------
+
+#: Views and wrappers of a dict that read it live, and what each sums to.
+_KEPT_VIEWS = {"D.values()": "sum(v)", "D.items()": "sum(x for _, x in v)",
+               "MappingProxyType(D)": "sum(v.values())", "D.keys()": "len(v) * 0 + TOTAL"}
+
+
+def _escapes(rng: random.Random, mechanism: str) -> tuple[str, str, list[str], bool, bool]:
+    """Objects a section made, or lends, that other sections see later: a pair
+    published then filled after the section turned inevitable, a view kept in
+    a global, a bytearray grown with ``+=``, a ``functools.wraps`` counter."""
+    spin = rng.choice(SPINS)
+    effect = rng.choice(("effects.note(i)", "print(i, file=SINK)"))
+    if mechanism == "publish_then_fill":
+        state = "CUR = {'pair': [1, 1]}"
+        ops = [_def("op_make", rng.choice(("pair = [0, 0]", "pair = [0 for _ in range(2)]")),
+                    "CUR['pair'] = pair", effect, "pair[0] = i", f"_spin({spin})",
+                    "pair[1] = i"),
+               _def("op_read", "pair = CUR['pair']", "x = pair[0]", f"_spin({spin})",
+                    "if x != pair[1]:\n    _torn('a half-filled pair: %r' % (pair,))")]
+        check = _check("pair = CUR['pair']",
+                       "if pair[0] != pair[1]:\n    problems.append('final pair %r' % (pair,))")
+        schedule = ["op_make", "op_read", "op_read"]
+    elif mechanism == "kept_view":
+        view = rng.choice(tuple(_KEPT_VIEWS))
+        state = ("from types import MappingProxyType\nN = 4\nTOTAL = 400\n"
+                 "D = {k: 100 for k in range(N)}\nKEPT = {}")
+        ops = [_def("op_keep", f"KEPT['v'] = {view}"),
+               _def("op_move", "a, b = i % N, (i + 1) % N", "amt = 1 + i % 3",
+                    "D[a] = D[a] - amt", f"_spin({spin})", "D[b] = D[b] + amt"),
+               _def("op_use", "v = KEPT.get('v')",
+                    f"if v is not None and {_KEPT_VIEWS[view]} != sum(D.values()):\n"
+                    "    _torn('a kept view reads a stale copy')")]
+        check = _check("if sum(D.values()) != TOTAL:\n    problems.append('total %r' % "
+                       "(sum(D.values()),))")
+        schedule = ["op_keep", "op_move", "op_move", "op_use"]
+    elif mechanism == "buffer_iadd":
+        target = rng.choice(("BUF['b']", "HOLDER.b"))
+        state = ("BUF = {'b': bytearray()}\nclass Holder:\n    pass\nHOLDER = Holder()\n"
+                 "HOLDER.b = BUF['b']")
+        ops = [_def("op_grow", "n = len(BUF['b'])", f"_spin({spin})", f"{target} += b'x'",
+                    "if len(BUF['b']) != n + 1:\n    _torn('the buffer grew by %d' % "
+                    "(len(BUF['b']) - n,))")]
+        check = _check("if len(BUF['b']) != calls.get('op_grow', 0):\n"
+                       "    problems.append('%d bytes for %d calls' % (len(BUF['b']), "
+                       "calls.get('op_grow', 0)))")
+        schedule = ["op_grow"]
+    else:
+        state = ("import functools\nCOUNT = {'n': 0}\n\n\ndef counted(f):\n"
+                 "    @functools.wraps(f)\n    def wrapper(*args):\n"
+                 "        COUNT['n'] += 1\n        return f(*args)\n    return wrapper\n\n\n"
+                 "@counted\ndef helper(i):\n    return i")
+        ops = [_def("op_call", f"_spin({spin})", "if helper(i) != i:\n    _torn('helper')")]
+        check = _check("if COUNT['n'] != calls.get('op_call', 0):\n"
+                       "    problems.append('the decorator counted %d of %d calls' % "
+                       "(COUNT['n'], calls.get('op_call', 0)))")
+        schedule = ["op_call"]
+    body = state + "\n\n\n" + "\n\n".join(ops) + "\n\n" + check
+    return f"mechanism={mechanism} effect={effect!r} spin={spin}", body, schedule, False, True
+
+
 FAMILIES: dict[str, Family] = {
     "bank": bank, "buffer": buffer, "mirror": mirror, "pair": pair, "lazy": lazy,
     "ordereddict": ordereddict, "counter": counter, "deque": deque_family,
     "defaultdict": defaultdict_family, "objects": objects, "classattr": classattr,
     "globals": globals_family, "closures": closures, "exceptions": exceptions,
     "inevitable": inevitable, "calls": calls, "readers": readers,
+    **{f"escapes-{name.replace('_', '-')}": functools.partial(_escapes, mechanism=name)
+       for name in ("publish_then_fill", "kept_view", "buffer_iadd", "wraps_counter")},
 }
 
 
