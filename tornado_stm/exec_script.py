@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     main = ModuleType("__main__")
     main.__file__ = script
     main.__builtins__ = builtins
-    instrument.prepare_namespace(main.__dict__)
+    instrument.prepare_module(main)
     sys.modules["__main__"] = main
     try:
         with module_body():              # the script's top level is not a section

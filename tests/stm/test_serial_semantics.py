@@ -432,3 +432,23 @@ def test_an_iterator_or_view_kept_for_later_reads_the_live_container(app) -> Non
     causes = stm.stats()["inevitable_by_cause"]
     assert causes.get("an iterator or view over the section's copy of a shared container "
                       "is kept") == 1, causes
+
+
+def test_the_first_write_to_a_library_module_aborts_its_plain_readers(app) -> None:
+    """Attributes of a module that no section writes (``heapq.heappush``) are
+    read without a read-log entry; the first write to one (``lib.VALUE = 2``)
+    makes the writer inevitable and holds RESHAPE_STRIPE, so a section that
+    read the old value plainly cannot commit beside it."""
+    from tests.stm import libstate
+    from tornado_stm.stm.registry import VERSIONED_MODULES
+
+    VERSIONED_MODULES.discard(libstate)
+    libstate.VALUE = 1
+    reader = []
+    thread = _paused(lambda: reader.append(app.read_library_value_twice()))
+    app.set_library_value(2)
+    helpers.release()
+    thread.join(30)
+    assert reader == [(2, 2)]
+    assert libstate in VERSIONED_MODULES
+    assert "the first write to module tests.stm.libstate" in stm.stats()["inevitable_by_cause"]

@@ -23,7 +23,7 @@ from typing import Optional, Sequence
 
 from tornado_stm.instrument.rewriter import GLOBALS_NAME, RUNTIME_NAMES, rewrite
 from tornado_stm.stm import barriers, start
-from tornado_stm.stm.registry import register_code
+from tornado_stm.stm.registry import VERSIONED_MODULES, register_code
 from tornado_stm.stm.section import entry, module_body
 
 logger = logging.getLogger(__name__)
@@ -51,6 +51,13 @@ def prepare_namespace(namespace: dict) -> None:
     namespace[GLOBALS_NAME] = namespace
 
 
+def prepare_module(module: ModuleType) -> None:
+    """``prepare_namespace`` for a module object, whose globals other modules
+    then read through the read log (``registry.VERSIONED_MODULES``)."""
+    prepare_namespace(module.__dict__)
+    VERSIONED_MODULES.add(module)
+
+
 class InstrumentingLoader(importlib.machinery.SourceFileLoader):
     """Loads a source module with its functions rewritten for the STM."""
 
@@ -59,7 +66,7 @@ class InstrumentingLoader(importlib.machinery.SourceFileLoader):
         return compile_instrumented(self.get_data(path), path)
 
     def exec_module(self, module: ModuleType) -> None:
-        prepare_namespace(module.__dict__)
+        prepare_module(module)
         with module_body():                  # top-level code is not a section
             super().exec_module(module)
 

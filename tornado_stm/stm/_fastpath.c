@@ -118,6 +118,7 @@ static struct {
     PyObject *class_policies;       /* barriers._class_policies, or NULL */
     PyObject *deep_readers;         /* calls.DEEP_READERS (a set), or NULL */
     PyObject *instrumented_codes;   /* registry.INSTRUMENTED_CODES */
+    PyObject *versioned_modules;    /* registry.VERSIONED_MODULES */
     PyObject *entry_code;           /* section.ENTRY_CODE */
     PyObject *frame_types;          /* generator, coroutine, async generator */
     PyObject *container_types;      /* txn.CONTAINER_TYPES */
@@ -792,6 +793,13 @@ fp_get_attr(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         value = PyObject_GetAttr(obj, name);
     }
     else if (kind == S.kind_module && PyModule_Check(obj)) {
+        /* A library module no section writes is read plainly
+         * (registry.VERSIONED_MODULES, barriers.versioning_module). */
+        int versioned = PySet_Contains(S.versioned_modules, obj);
+        if (versioned < 0)
+            return NULL;
+        if (!versioned)
+            return plain_getattr(obj, name, deflt);
         PyObject *d = PyModule_GetDict(obj);       /* borrowed, lives with the module */
         value = read_dict_item(tx, d, name);
         if (value == FALLBACK)
@@ -1598,6 +1606,8 @@ fp_configure(PyObject *module, PyObject *args, PyObject *kwargs)
             || !(S.irrevocable = object_arg(kwargs, "irrevocable"))
             || !(S.instrumented_codes = object_arg(kwargs, "instrumented_codes"))
             || !PySet_Check(S.instrumented_codes)
+            || !(S.versioned_modules = object_arg(kwargs, "versioned_modules"))
+            || !PySet_Check(S.versioned_modules)
             || !(S.entry_code = object_arg(kwargs, "entry_code"))
             || !(S.frame_types = object_arg(kwargs, "frame_types"))
             || !PyTuple_Check(S.frame_types)

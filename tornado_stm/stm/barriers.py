@@ -65,7 +65,7 @@ from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, FRAME_TYPES, MUT
                                    call_direct, call_optimistic, direct_container_call,
                                    has_plain_readers, is_shared_instance,
                                    is_shared_iterator, read_other_shared, record_nested)
-from tornado_stm.stm.registry import INSTRUMENTED_CODES, is_instrumented
+from tornado_stm.stm.registry import INSTRUMENTED_CODES, VERSIONED_MODULES, is_instrumented
 from tornado_stm.stm.section import ENTRY_CODE, entry_target
 from tornado_stm.stm.txn import (CONTAINER_TYPES, Transaction, _local, direct_dict_write,
                                  direct_write, hold)
@@ -117,7 +117,10 @@ def instance_dict(tx: Optional[Transaction], obj: Any, read: Any = operator.attr
     shared object escapes the barriers (its changes in place are seen by
     ``obj.name`` without a version), so the section becomes inevitable and
     holds RESHAPE_STRIPE."""
-    if isinstance(obj, (ModuleType, type)) or (tx is not None and id(obj) in tx.private):
+    if isinstance(obj, ModuleType):
+        versioning_module(tx, obj)          # its dict may be written through
+        return read(obj)
+    if isinstance(obj, type) or (tx is not None and id(obj) in tx.private):
         return read(obj)
     if tx is not None:
         tx.become_inevitable(f"the __dict__ of a shared {policy.qualified_name(type(obj))}")
@@ -127,13 +130,38 @@ def instance_dict(tx: Optional[Transaction], obj: Any, read: Any = operator.attr
 
 
 def _module_attr(tx: Transaction, module: ModuleType, name: str) -> Any:
+    if module not in VERSIONED_MODULES:
+        return getattr(module, name)      # a library module no section writes
     try:
         return tx.read_dict_item(module.__dict__, name)
     except KeyError:
         return getattr(module, name)      # module __getattr__, or the proper AttributeError
 
 
+def versioning_module(tx: Optional[Transaction], module: ModuleType) -> None:
+    """Before instrumented code first writes a library module (``json.x = ...``,
+    ``vars(json)``): from now on its attributes are read through the read log.
+
+    Sections running now may have read it plainly (``_module_attr``): this
+    one becomes inevitable and holds RESHAPE_STRIPE, which every section
+    reads at its start, so every overlapping section aborts, as for a
+    class switch. A rare event: the set only grows.
+    """
+    if module in VERSIONED_MODULES:
+        return
+    VERSIONED_MODULES.add(module)
+    if tx is not None:
+        tx.become_inevitable(f"the first write to module {module.__name__}")
+    direct_write((RESHAPE_STRIPE,), _no_op)
+
+
+def _no_op() -> None:
+    return None
+
+
 def set_attr(tx: Optional[Transaction], obj: Any, name: str, value: Any) -> None:
+    if isinstance(obj, ModuleType):
+        versioning_module(tx, obj)
     if tx is not None and not tx.inevitable:
         if id(obj) in tx.private:
             setattr(obj, name, value)
@@ -165,6 +193,8 @@ def _attr_stripes(obj: Any, name: str) -> tuple[int, ...]:
 
 
 def del_attr(tx: Optional[Transaction], obj: Any, name: str) -> None:
+    if isinstance(obj, ModuleType):
+        versioning_module(tx, obj)
     if tx is not None and not tx.inevitable:
         if id(obj) in tx.private:
             delattr(obj, name)
@@ -185,6 +215,11 @@ def del_attr(tx: Optional[Transaction], obj: Any, name: str) -> None:
         tx.become_inevitable(f"deleting {policy.qualified_name(type(obj))}.{name}")
     if tx is not None and id(obj) in tx.private:
         delattr(obj, name)
+    elif isinstance(obj, ModuleType):
+        # A module's attributes are read as items of its dict: their stripes.
+        values = obj.__dict__
+        direct_write((stripe_of_key(id(values), name), stripe_of_object(id(values))),
+                     delattr, obj, name)
     else:
         direct_write(_attr_stripes(obj, name), delattr, obj, name)
 

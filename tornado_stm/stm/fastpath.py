@@ -107,6 +107,7 @@ def _configure(namespace: dict) -> None:
         class_policies=calls.CLASS_POLICIES,
         deep_readers=calls.DEEP_READERS,
         instrumented_codes=registry.INSTRUMENTED_CODES,
+        versioned_modules=registry.VERSIONED_MODULES,
         entry_code=section.ENTRY_CODE,
         frame_types=calls.FRAME_TYPES,
         container_types=txn.CONTAINER_TYPES,

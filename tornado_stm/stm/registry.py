@@ -14,13 +14,22 @@ the safe-call policy must judge).
 from __future__ import annotations
 
 import os
-from types import CodeType, FunctionType
+from types import CodeType, FunctionType, ModuleType
 
 #: Where tornado-stm's own code lives: every module of the package is engine code.
 ENGINE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 #: Code objects of instrumented functions (and of the section entry wrapper).
 INSTRUMENTED_CODES: set[CodeType] = set()
+
+
+#: Modules whose attributes sections read through the read log: every
+#: instrumented module (their globals are application state), and any other
+#: module once instrumented code has written one of its attributes or taken
+#: its ``__dict__`` (barriers.versioning_module). A library module
+#: (``heapq``, ``json``, ``math``) that no section writes is read plainly:
+#: ``heapq.heappush`` costs no read-log entry.
+VERSIONED_MODULES: set[ModuleType] = set()
 
 
 def register_code(code: CodeType) -> None:

@@ -812,3 +812,18 @@ def change_what_they_read():
 
 def use_kept_readers():
     return sum(KEPT_READERS["values"]), list(KEPT_READERS["cursor"])
+
+
+# -- a library module's attributes: read plainly until a section writes one ------
+
+from tests.stm import libstate  # noqa: E402  (not instrumented)
+
+
+def read_library_value_twice():
+    first = libstate.VALUE
+    helpers.pause()
+    return first, libstate.VALUE
+
+
+def set_library_value(value):
+    libstate.VALUE = value
