@@ -73,9 +73,9 @@ FAULTS = "abort=0.02,delay=0.00005"
 #: window opens when a section is preempted half-way (see the docstring).
 FOUR_THREADS = frozenset({
     "array_lost", "bytearray_lost", "classbody", "classswitch", "compunpack_torn",
-    "copy_obj_torn", "fresh_inevitable", "cycle_rr", "dd_factory", "grid_sum", "iter_next_retry",
-    "nested_arg_torn", "objects_mix", "plain_mutators", "readers_mix", "vars_lost",
-    "view_global_torn",
+    "copy_obj_torn", "cycle_rr", "dd_factory", "fresh_inevitable", "getstate_dict", "grid_sum",
+    "iter_next_retry", "nested_arg_torn", "objects_mix", "plain_mutators", "readers_mix",
+    "reinit_shared", "shuffle_private_rng", "vars_lost", "view_global_torn",
 })
 
 #: Programs that pass under the engine and break on plain threads of the

@@ -6,6 +6,7 @@ programs of test_differential.py cover the same ground at random.
 
 from __future__ import annotations
 
+import collections
 import threading
 
 import pytest
@@ -360,7 +361,8 @@ def test_a_partial_keeps_the_written_list_itself(app) -> None:
     assert app.BATCH == [1, 2, 3]
 
 
-@pytest.mark.parametrize("route", ["getattr", "attrgetter", "object.__getattribute__"])
+@pytest.mark.parametrize("route", ["getattr", "attrgetter", "object.__getattribute__",
+                                   "__getstate__", "__reduce_ex__", "the __dict__ descriptor"])
 def test_getattr_dict_in_an_inevitable_section_is_never_seen_half_done(app, route) -> None:
     """``getattr(obj, "__dict__")``, ``attrgetter("__dict__")`` and
     ``object.__getattribute__(obj, "__dict__")`` in a section already
@@ -452,3 +454,23 @@ def test_the_first_write_to_a_library_module_aborts_its_plain_readers(app) -> No
     assert reader == [(2, 2)]
     assert libstate in VERSIONED_MODULES
     assert "the first write to module tests.stm.libstate" in stm.stats()["inevitable_by_cause"]
+
+
+def test_a_shuffle_by_a_private_generator_shuffles_the_shared_list(app) -> None:
+    """``random.Random(seed).shuffle(DECK)``: the table said it changes only the
+    generator, so the shuffle went to the section's copy of DECK and was lost
+    (or, with no copy, permuted the live list unversioned; sixth round)."""
+    app.DECK[:] = range(10)
+    shuffled = app.shuffle_after_a_whole_read(7)
+    assert app.DECK == shuffled != list(range(10))
+    assert sorted(app.DECK) == list(range(10))
+
+
+def test_init_called_again_refills_the_shared_container(app) -> None:
+    """``list.__init__(L, items)``, ``S.__init__(...)``: the table took __init__
+    for a reader; after a whole read the refill went to the section's copy and
+    was lost, and otherwise changed the live object unversioned (sixth round)."""
+    app.REFILLED.update(list=[0], set={0}, dict={"n": 0}, deque=collections.deque([0]))
+    assert app.init_again_after_whole_reads() == [1, 1, 1, 1]
+    assert app.REFILLED == {"list": [1, 2], "set": {3}, "dict": {"n": 4},
+                            "deque": collections.deque([5])}

@@ -564,11 +564,23 @@ def _hands_over_a_mutator(tx: Optional[Transaction], args: tuple, kwargs: dict) 
     return False
 
 
+#: Calls that return an instance's live ``__dict__`` (or a tuple holding it):
+#: since 3.11 ``object.__getstate__`` gives the dict itself, and the reduce
+#: protocol passes it on as the state.
+_STATE_GETTERS = frozenset(("__getstate__", "__reduce__", "__reduce_ex__", "_reduce_ex"))
+
+
 def _hands_out_an_instance_dict(f: Any, args: tuple) -> bool:
-    """``operator.attrgetter("__dict__")``, ``object.__getattribute__(obj, "__dict__")``."""
+    """``operator.attrgetter("__dict__")``, ``object.__getattribute__(obj, "__dict__")``,
+    ``obj.__getstate__()`` and the reduce protocol, ``Cls.__dict__["__dict__"].__get__(obj)``."""
     if type(f) is operator.attrgetter:
         return any("__dict__" in name.split(".") for name in f.__reduce__()[1])
-    return getattr(f, "__name__", None) == "__getattribute__" and any(
+    name = getattr(f, "__name__", None)
+    if name in _STATE_GETTERS:
+        return True
+    if name == "__get__":
+        return getattr(getattr(f, "__self__", None), "__name__", None) == "__dict__"
+    return name == "__getattribute__" and any(
         type(arg) is str and arg == "__dict__" for arg in args)
 
 

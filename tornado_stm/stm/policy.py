@@ -105,10 +105,13 @@ def _words(kind: str, names: str) -> dict[str, str]:
 
 # -- the shipped table ----------------------------------------------------
 
-_LIST_MUTATORS = "append extend insert remove pop clear sort reverse __setitem__ __delitem__ __iadd__ __imul__"
-_DICT_MUTATORS = "update clear popitem __setitem__ __delitem__ __ior__"
+# __init__ called again on an existing object (list.__init__(L, items),
+# S.__init__()) empties and refills it: a mutator like clear() + extend().
+_LIST_MUTATORS = ("append extend insert remove pop clear sort reverse __setitem__ __delitem__ "
+                  "__iadd__ __imul__ __init__")
+_DICT_MUTATORS = "update clear popitem __setitem__ __delitem__ __ior__ __init__"
 _SET_MUTATORS = ("add discard remove pop clear update difference_update intersection_update "
-                 "symmetric_difference_update __ior__ __iand__ __isub__ __ixor__")
+                 "symmetric_difference_update __ior__ __iand__ __isub__ __ixor__ __init__")
 
 SHIPPED: dict[str, str] = {
     # builtins: constructors give fresh objects; the rest only read.
@@ -171,7 +174,9 @@ SHIPPED: dict[str, str] = {
              "random.Random.random random.Random.randint random.Random.randrange "
              "random.Random.choice random.Random.choices random.Random.uniform "
              "random.Random.gauss random.Random.sample random.Random.getrandbits"),
-    **_words("mutates 0", "random.shuffle"),
+    # shuffle also permutes the list it is given, in place (position 1;
+    # "random.shuffle" names Random.shuffle, the method of every generator).
+    **_words("mutates 0,1", "random.shuffle"),
     "random.Random": "pure fresh",
     **_words("pure fresh", "json.loads copy.copy collections.deque collections.OrderedDict "
              "collections.defaultdict collections.Counter"),
@@ -180,14 +185,16 @@ SHIPPED: dict[str, str] = {
     "collections.deque.*": "pure",
     **_words("mutates 0", " ".join("collections.deque." + m for m in (
         "append appendleft extend extendleft pop popleft remove rotate clear insert reverse "
-        "__setitem__ __delitem__ __iadd__ __imul__").split())),
+        "__setitem__ __delitem__ __iadd__ __imul__ __init__").split())),
     "collections.deque.copy": "pure fresh",
     "collections.OrderedDict.*": "pure",
     **_words("mutates 0", " ".join("collections.OrderedDict." + m for m in (
-        "popitem pop setdefault move_to_end update clear __setitem__ __delitem__ __ior__")
+        "popitem pop setdefault move_to_end update clear __setitem__ __delitem__ __ior__ "
+        "__init__")
         .split())),
     **_words("pure fresh", "collections.OrderedDict.copy collections.OrderedDict.fromkeys"),
     **_words("mutates 0", "collections.Counter.update collections.Counter.subtract "
+             "collections.Counter.__init__ collections.defaultdict.__init__ "
              "collections.Counter.__iadd__ collections.Counter.__isub__ "
              "collections.Counter.__ior__ collections.Counter.__iand__"),
     **_words("pure", "collections.Counter.most_common collections.Counter.elements "

@@ -723,6 +723,9 @@ INSTANCE_DICT_ROUTES = {
     "getattr": lambda obj: getattr(obj, "__dict__"),
     "attrgetter": operator.attrgetter("__dict__"),
     "object.__getattribute__": lambda obj: object.__getattribute__(obj, "__dict__"),
+    "__getstate__": lambda obj: obj.__getstate__(),
+    "__reduce_ex__": lambda obj: obj.__reduce_ex__(2)[2],
+    "the __dict__ descriptor": lambda obj: type(obj).__dict__["__dict__"].__get__(obj),
 }
 
 
@@ -827,3 +830,24 @@ def read_library_value_twice():
 
 def set_library_value(value):
     libstate.VALUE = value
+
+
+# -- containers changed by calls the table took for readers (sixth round) ---------
+
+DECK = list(range(10))
+REFILLED = {"list": [0], "set": {0}, "dict": {"n": 0}, "deque": collections.deque([0])}
+
+
+def shuffle_after_a_whole_read(seed):
+    sorted(DECK)                          # a whole read: the section has a copy of DECK
+    _random.Random(seed).shuffle(DECK)
+    return list(DECK)
+
+
+def init_again_after_whole_reads():
+    sizes = [len(box) for box in REFILLED.values()]
+    list.__init__(REFILLED["list"], [1, 2])
+    REFILLED["set"].__init__({3})
+    REFILLED["dict"].__init__(n=4)
+    collections.deque.__init__(REFILLED["deque"], [5])
+    return sizes
