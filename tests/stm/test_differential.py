@@ -10,7 +10,7 @@ and plain code reading shared state behind the barriers: ``copy.copy``,
 comprehension unpacking, dict views made at import, ``array`` buffers), and
 what a section makes or lends that others see after it (``escapes-*``: a
 pair published then filled after an inevitable turn, a dict view kept in a
-global, ``bytearray +=``, a ``functools.wraps`` decorator counting calls).
+global, a ``functools.wraps`` decorator counting calls).
 Each program holds an invariant that every serial order of its sections
 keeps; sections check it while they run and ``check()`` checks it at the end.
 

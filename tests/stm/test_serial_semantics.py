@@ -474,3 +474,26 @@ def test_init_called_again_refills_the_shared_container(app) -> None:
     assert app.init_again_after_whole_reads() == [1, 1, 1, 1]
     assert app.REFILLED == {"list": [1, 2], "set": {3}, "dict": {"n": 4},
                             "deque": collections.deque([5])}
+
+
+def test_finalizers_run_once_for_the_objects_a_serial_run_makes(app) -> None:
+    """``__del__`` of an object made by an aborted attempt ran outside any
+    section and committed (a live count went negative), and one that died
+    inside another section was lost with that section's abort (sixth round).
+    An aborted attempt's objects now finalize inside a transaction that is
+    dropped; any other object's ``__del__`` runs as a section of its own
+    after the section in which it died."""
+    import gc
+
+    app.HELD.clear()
+    gc.collect()
+    app.ALIVE["n"] = 0
+    app.replace_a_resource_across_a_conflict("r")       # one alive
+    section = _paused(app.replace_a_resource_across_a_conflict, "r")
+    app.bump_gate()                                       # the paused attempt must retry
+    helpers.release()
+    section.join(30)
+    gc.collect()
+    assert stm.stats()["aborts"] >= 1
+    assert app.ALIVE["n"] == len(app.HELD) == 1
+    app.HELD.clear()                                      # nothing left for interpreter exit

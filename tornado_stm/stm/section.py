@@ -37,6 +37,7 @@ import functools
 import inspect
 import os
 import random
+import sys
 import threading
 import time
 from types import TracebackType
@@ -86,6 +87,7 @@ def run_section(fn: Callable[..., Any], args: tuple = (), kwargs: dict | None = 
             result = fn(*args, **kwargs)
             tx.commit()
         except AbortSection as abort:
+            _finalize_attempt(tx, abort)
             _local.tx = None
             aborts += 1
             token = _after_abort(tx, abort)
@@ -102,6 +104,8 @@ def run_section(fn: Callable[..., Any], args: tuple = (), kwargs: dict | None = 
                 # by an inconsistent view is an abort instead.
                 tx.commit()
             except AbortSection as abort:
+                _finalize_attempt(tx, exc)
+                _local.tx = None
                 aborts += 1
                 if abort.inevitable:
                     token = _after_abort(tx, abort)
@@ -114,10 +118,66 @@ def run_section(fn: Callable[..., Any], args: tuple = (), kwargs: dict | None = 
                 _back_off(aborts)
                 continue
             _end(tx)
+            _run_deferred_finalizers()
             raise exc.with_traceback(_without_engine_frames(exc.__traceback__))
         _local.tx = None
         _end(tx)
+        _run_deferred_finalizers()
         return result
+
+
+def _finalize_attempt(tx: Transaction, exc: BaseException) -> None:
+    """Free an aborted attempt's frames while a throwaway transaction is current.
+
+    The traceback keeps the attempt's frames, and with them the objects it
+    made, alive; freed later, outside any section, their finalizers
+    (``__del__``, a generator's ``finally``, ``weakref.finalize``) would
+    commit writes for objects no serial run ever made. Freed here, they
+    write into a transaction that is dropped, and one that needs to be
+    inevitable (I/O in a finalizer) aborts instead.
+    """
+    sink = Transaction(tx.stats, False, None)
+    sink.doomed = _DROPPED
+    _local.tx = sink
+    try:
+        exc.__traceback__ = None
+        tx.discard()                   # its logs and registry hold what it made, too
+    finally:
+        _local.tx = tx
+
+
+#: The doom of the throwaway transaction _finalize_attempt runs finalizers in:
+#: whatever dies then belongs to the aborted attempt.
+_DROPPED = AbortSection("finalizing an aborted attempt")
+
+
+class _Finalizers(threading.local):
+    """``__del__`` calls put off until the running section has ended."""
+
+    def __init__(self) -> None:
+        self.pending: list[tuple[Callable[..., Any], Any]] = []
+
+
+_finalizers = _Finalizers()
+
+
+def _run_deferred_finalizers() -> None:
+    """Run, each as a section of its own, the finalizers deferred by the section that just ended."""
+    while _finalizers.pending:
+        fn, obj = _finalizers.pending.pop(0)
+        try:
+            run_section(fn, (obj,))
+        except Exception:      # as Python does with an exception raised by __del__
+            sys.unraisablehook(_Unraisable(sys.exc_info(), fn))
+
+
+class _Unraisable:
+    """What ``sys.unraisablehook`` expects: an exception from a finalizer."""
+
+    def __init__(self, info: tuple, obj: Any) -> None:
+        self.exc_type, self.exc_value, self.exc_traceback = info
+        self.err_msg = "Exception ignored in"
+        self.object = obj
 
 
 def _end(tx: Transaction) -> None:
@@ -196,6 +256,8 @@ def entry(fn: F) -> F:
     code = getattr(fn, "__code__", None)
     if code is not None and code.co_flags & _STEPPED_FLAGS:
         return _steps_entry(fn)  # type: ignore[return-value]
+    if getattr(fn, "__name__", None) == "__del__":
+        return _finalizer_entry(fn)  # type: ignore[return-value]
 
     def section_entry(*args: Any, **kwargs: Any) -> Any:
         if _local.tx is not None or _module_body.depth:
@@ -213,6 +275,33 @@ def _wraps(wrapper: Callable[..., Any], fn: Callable[..., Any]) -> None:
     functools.update_wrapper(wrapper, fn)
     wrapper.__defaults__ = getattr(fn, "__defaults__", None)
     wrapper.__kwdefaults__ = getattr(fn, "__kwdefaults__", None)
+
+
+def _finalizer_entry(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``__del__``: CPython calls it when the object dies, wherever that is.
+
+    An object the running section made is part of that section (its death
+    and its finalizer go, or stay, with the attempt). Any other object dies
+    for good (its last reference went at a commit's publication, or a cycle
+    was collected while an unrelated section ran): its finalizer runs once,
+    as a section of its own, after the running section has ended, so that
+    an abort of that section can neither undo nor repeat it.
+    """
+
+    def finalizer_entry(self: Any) -> Any:
+        if _local is None:                  # the interpreter is finalizing this module
+            return fn(self)
+        tx = _local.tx
+        if tx is None:
+            return fn(self) if _module_body.depth else run_section(fn, (self,))
+        if tx.doomed is _DROPPED or id(self) in tx.private:
+            return fn(self)
+        _finalizers.pending.append((fn, self))     # resurrected until it runs
+        return None
+
+    _wraps(finalizer_entry, fn)
+    INSTRUMENTED_CODES.add(finalizer_entry.__code__)
+    return finalizer_entry
 
 
 # -- generators and coroutines: one step at a time under W -------------------

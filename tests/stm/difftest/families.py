@@ -743,7 +743,7 @@ _KEPT_VIEWS = {"D.values()": "sum(v)", "D.items()": "sum(x for _, x in v)",
 def _escapes(rng: random.Random, mechanism: str) -> tuple[str, str, list[str], bool, bool]:
     """Objects a section made, or lends, that other sections see later: a pair
     published then filled after the section turned inevitable, a view kept in
-    a global, a bytearray grown with ``+=``, a ``functools.wraps`` counter."""
+    a global, a ``functools.wraps`` counter."""
     spin = rng.choice(SPINS)
     effect = rng.choice(("effects.note(i)", "print(i, file=SINK)"))
     if mechanism == "publish_then_fill":
@@ -769,17 +769,6 @@ def _escapes(rng: random.Random, mechanism: str) -> tuple[str, str, list[str], b
         check = _check("if sum(D.values()) != TOTAL:\n    problems.append('total %r' % "
                        "(sum(D.values()),))")
         schedule = ["op_keep", "op_move", "op_move", "op_use"]
-    elif mechanism == "buffer_iadd":
-        target = rng.choice(("BUF['b']", "HOLDER.b"))
-        state = ("BUF = {'b': bytearray()}\nclass Holder:\n    pass\nHOLDER = Holder()\n"
-                 "HOLDER.b = BUF['b']")
-        ops = [_def("op_grow", "n = len(BUF['b'])", f"_spin({spin})", f"{target} += b'x'",
-                    "if len(BUF['b']) != n + 1:\n    _torn('the buffer grew by %d' % "
-                    "(len(BUF['b']) - n,))")]
-        check = _check("if len(BUF['b']) != calls.get('op_grow', 0):\n"
-                       "    problems.append('%d bytes for %d calls' % (len(BUF['b']), "
-                       "calls.get('op_grow', 0)))")
-        schedule = ["op_grow"]
     else:
         state = ("import functools\nCOUNT = {'n': 0}\n\n\ndef counted(f):\n"
                  "    @functools.wraps(f)\n    def wrapper(*args):\n"
@@ -801,7 +790,9 @@ FAMILIES: dict[str, Family] = {
     "globals": globals_family, "closures": closures, "exceptions": exceptions,
     "inevitable": inevitable, "calls": calls, "readers": readers,
     **{f"escapes-{name.replace('_', '-')}": functools.partial(_escapes, mechanism=name)
-       for name in ("publish_then_fill", "kept_view", "buffer_iadd", "wraps_counter")},
+       # (not bytearray += : on plain threads, 3.13t itself can hang on it;
+       # tests/stm/adversarial/bytearray_iadd.py covers it under the STM)
+       for name in ("publish_then_fill", "kept_view", "wraps_counter")},
 }
 
 

@@ -851,3 +851,24 @@ def init_again_after_whole_reads():
     REFILLED["dict"].__init__(n=4)
     collections.deque.__init__(REFILLED["deque"], [5])
     return sizes
+
+
+# -- finalizers around aborts (sixth round) ---------------------------------------
+
+ALIVE = {"n": 0}
+HELD: dict = {}
+
+
+class Resource:
+    def __init__(self):
+        ALIVE["n"] += 1
+
+    def __del__(self):
+        ALIVE["n"] -= 1
+
+
+def replace_a_resource_across_a_conflict(key):
+    seen = GATE["v"]
+    HELD[key] = Resource()           # the old one dies when this commits
+    helpers.pause()
+    GATE["v"] = seen + 1
