@@ -87,8 +87,6 @@ def run_section(fn: Callable[..., Any], args: tuple = (), kwargs: dict | None = 
             result = fn(*args, **kwargs)
             tx.commit()
         except AbortSection as abort:
-            _finalize_attempt(tx, abort)
-            _local.tx = None
             aborts += 1
             token = _after_abort(tx, abort)
             if abort.inevitable:
@@ -104,17 +102,15 @@ def run_section(fn: Callable[..., Any], args: tuple = (), kwargs: dict | None = 
                 # by an inconsistent view is an abort instead.
                 tx.commit()
             except AbortSection as abort:
-                _finalize_attempt(tx, exc)
-                _local.tx = None
                 aborts += 1
                 if abort.inevitable:
-                    token = _after_abort(tx, abort)
+                    token = _after_abort(tx, abort, exc)
                     inevitable = abort.cause
                     continue
                 if not abort.cause.startswith(faults.CAUSE):   # an injected one keeps its name
                     abort = AbortSection(f"inconsistent read raised {type(exc).__name__}",
                                          abort.marker)
-                token = _after_abort(tx, abort)
+                token = _after_abort(tx, abort, exc)
                 _back_off(aborts)
                 continue
             _end(tx)
@@ -126,27 +122,7 @@ def run_section(fn: Callable[..., Any], args: tuple = (), kwargs: dict | None = 
         return result
 
 
-def _finalize_attempt(tx: Transaction, exc: BaseException) -> None:
-    """Free an aborted attempt's frames while a throwaway transaction is current.
-
-    The traceback keeps the attempt's frames, and with them the objects it
-    made, alive; freed later, outside any section, their finalizers
-    (``__del__``, a generator's ``finally``, ``weakref.finalize``) would
-    commit writes for objects no serial run ever made. Freed here, they
-    write into a transaction that is dropped, and one that needs to be
-    inevitable (I/O in a finalizer) aborts instead.
-    """
-    sink = Transaction(tx.stats, False, None)
-    sink.doomed = _DROPPED
-    _local.tx = sink
-    try:
-        exc.__traceback__ = None
-        tx.discard()                   # its logs and registry hold what it made, too
-    finally:
-        _local.tx = tx
-
-
-#: The doom of the throwaway transaction _finalize_attempt runs finalizers in:
+#: The doom of the throwaway transaction _after_abort runs finalizers in:
 #: whatever dies then belongs to the aborted attempt.
 _DROPPED = AbortSection("finalizing an aborted attempt")
 
@@ -212,9 +188,27 @@ def _back_off(aborts: int) -> None:
     time.sleep(random.uniform(0, min(BACKOFF_MAX, BACKOFF_BASE * (1 << aborts))))
 
 
-def _after_abort(tx: Transaction, abort: AbortSection) -> Any:
-    """Count and log an abort, drop the redo log, give W back; returns the next token."""
-    tx.discard()
+def _after_abort(tx: Transaction, abort: AbortSection,
+                 raised: Optional[BaseException] = None) -> Any:
+    """Drop an aborted attempt, count and log the abort, give W back; returns the next token.
+
+    ``raised`` is the exception that unwound the attempt, if not ``abort``:
+    its traceback keeps the attempt's frames, and with them the objects it
+    made, alive. Freed later, outside any section, their finalizers
+    (``__del__``, a generator's ``finally``, ``weakref.finalize``) would
+    commit writes for objects no serial run ever made. They are freed here,
+    with the attempt's logs, while a throwaway transaction is current: their
+    writes are dropped, and one that needs to be inevitable (I/O in a
+    finalizer) aborts instead.
+    """
+    sink = Transaction(tx.stats, False, None)
+    sink.doomed = _DROPPED
+    _local.tx = sink
+    try:
+        (raised or abort).__traceback__ = None
+        tx.discard()
+    finally:
+        _local.tx = None
     tx.stats.aborts[abort.cause] += 1
     if abort.marker:
         stmlog.record(stmlog.STM_CONTENTION_WRITE_READ, tx.stats.thread_num, abort.marker)
