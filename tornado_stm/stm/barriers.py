@@ -143,20 +143,16 @@ def versioning_module(tx: Optional[Transaction], module: ModuleType) -> None:
     ``vars(json)``): from now on its attributes are read through the read log.
 
     Sections running now may have read it plainly (``_module_attr``): this
-    one becomes inevitable and holds RESHAPE_STRIPE, which every section
-    reads at its start, so every overlapping section aborts, as for a
-    class switch. A rare event: the set only grows.
+    one becomes inevitable and adds the module to the set while holding
+    RESHAPE_STRIPE, which every section reads at its start, so every
+    overlapping section aborts, as for a class switch. A rare event: the
+    set only grows.
     """
     if module in VERSIONED_MODULES:
         return
-    VERSIONED_MODULES.add(module)
     if tx is not None:
         tx.become_inevitable(f"the first write to module {module.__name__}")
-    direct_write((RESHAPE_STRIPE,), _no_op)
-
-
-def _no_op() -> None:
-    return None
+    direct_write((RESHAPE_STRIPE,), VERSIONED_MODULES.add, module)
 
 
 def set_attr(tx: Optional[Transaction], obj: Any, name: str, value: Any) -> None:
@@ -216,10 +212,9 @@ def del_attr(tx: Optional[Transaction], obj: Any, name: str) -> None:
     if tx is not None and id(obj) in tx.private:
         delattr(obj, name)
     elif isinstance(obj, ModuleType):
-        # A module's attributes are read as items of its dict: their stripes.
-        values = obj.__dict__
-        direct_write((stripe_of_key(id(values), name), stripe_of_object(id(values))),
-                     delattr, obj, name)
+        # A module's attributes are read as items of its dict: their stripes
+        # (delattr, for its AttributeError and a module's __delattr__).
+        direct_dict_write(obj.__dict__, name, lambda _values, key: delattr(obj, key))
     else:
         direct_write(_attr_stripes(obj, name), delattr, obj, name)
 
