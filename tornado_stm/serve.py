@@ -555,7 +555,11 @@ class InFlightRequests(tornado.httputil.HTTPServerConnectionDelegate):
 
     # tornado.httputil.HTTPServerConnectionDelegate
     def start_request(self, server_conn: object, request_conn: Any) -> Any:
-        return _TrackedMessage(self, self.app, server_conn, _TrackedConnection(self, request_conn))
+        return self.track(self.app, server_conn, request_conn)
+
+    def track(self, app: Any, server_conn: object, request_conn: Any) -> "_TrackedMessage":
+        """``app.start_request(...)``, the request counted here."""
+        return _TrackedMessage(self, app, server_conn, _TrackedConnection(self, request_conn))
 
     def on_close(self, server_conn: object) -> None:
         self.app.on_close(server_conn)
@@ -598,8 +602,7 @@ class _CountedBy(tornado.httputil.HTTPServerConnectionDelegate):
         self.app = app
 
     def start_request(self, server_conn: object, request_conn: Any) -> Any:
-        return _TrackedMessage(self.tracker, self.app, server_conn,
-                               _TrackedConnection(self.tracker, request_conn))
+        return self.tracker.track(self.app, server_conn, request_conn)
 
     def on_close(self, server_conn: object) -> None:
         self.app.on_close(server_conn)
