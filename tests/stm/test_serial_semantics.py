@@ -35,16 +35,27 @@ def _paused(section, *args):
     return thread
 
 
-def test_an_inevitable_section_is_never_seen_half_done(app) -> None:
-    writer = _paused(app.write_pair_inevitably_across_a_pause, 7)
+def _read_beside_a_paused_writer(writer, argument, read) -> list:
+    """What ``read()`` returns on a thread of its own while ``writer(argument)`` is paused.
+
+    The reader must wait (or abort and retry) rather than see half of the
+    writer's work: it gets 0.3 s before the writer goes on.
+    """
+    paused = _paused(writer, argument)
     seen: list = []
-    reader = threading.Thread(target=lambda: seen.append(app.read_pair()))
+    reader = threading.Thread(target=lambda: seen.append(read()))
     reader.start()
-    reader.join(0.3)                      # it must wait (or abort and retry), not read (7, 0)
+    reader.join(0.3)
     helpers.release()
-    writer.join(30)
+    paused.join(30)
     reader.join(30)
-    assert seen in ([(7, 7)], [(0, 0)])
+    return seen
+
+
+def test_an_inevitable_section_is_never_seen_half_done(app) -> None:
+    seen = _read_beside_a_paused_writer(app.write_pair_inevitably_across_a_pause, 7,
+                                        app.read_pair)
+    assert seen in ([(7, 7)], [(0, 0)])           # never (7, 0)
 
 
 def test_a_generator_expression_sees_the_section_s_later_writes(app) -> None:
@@ -370,14 +381,8 @@ def test_getattr_dict_in_an_inevitable_section_is_never_seen_half_done(app, rout
     concurrent ``obj.a`` read saw the first of two in-place writes (fifth
     round: 1009 of 1200 counts kept)."""
     app.reset_attributes()
-    writer = _paused(app.count_through_getattr_dict_inevitably, route)
-    seen: list = []
-    reader = threading.Thread(target=lambda: seen.append(app.read_shaped_pair()))
-    reader.start()
-    reader.join(0.3)
-    helpers.release()
-    writer.join(30)
-    reader.join(30)
+    seen = _read_beside_a_paused_writer(app.count_through_getattr_dict_inevitably, route,
+                                        app.read_shaped_pair)
     assert seen in ([(0, 0)], [(1, 1)])
 
 
@@ -396,14 +401,8 @@ def test_a_new_object_published_by_an_inevitable_turn_is_never_seen_half_filled(
     inevitable: the turn published it and unlocked its stripes, and readers
     saw [7, 0] (fifth round: half-built orders, a KeyError over HTTP)."""
     app.CURRENT["pair"] = [1, 1]
-    writer = _paused(app.publish_then_fill_inevitably, 7)
-    seen: list = []
-    reader = threading.Thread(target=lambda: seen.append(app.read_current_pair()))
-    reader.start()
-    reader.join(0.3)
-    helpers.release()
-    writer.join(30)
-    reader.join(30)
+    seen = _read_beside_a_paused_writer(app.publish_then_fill_inevitably, 7,
+                                        app.read_current_pair)
     assert seen in ([(1, 1)], [(7, 7)])
 
 
