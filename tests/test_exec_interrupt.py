@@ -40,7 +40,10 @@ def _default_sigint() -> None:
 
 @pytest.mark.parametrize("threads", ["2", "4"])
 @pytest.mark.parametrize("kind", ["computing", "blocked"])
-def test_one_ctrl_c_stops_exec_promptly_with_130(tmp_path, threads, kind) -> None:
+@pytest.mark.parametrize("receiver", ["process", "worker thread"])
+def test_one_ctrl_c_stops_exec_promptly_with_130(tmp_path, threads, kind, receiver) -> None:
+    """Also when the kernel hands the signal to a worker thread (kill(2) of its
+    id does): the main thread, asleep in join(), used to never see it."""
     script = tmp_path / "endless.py"
     script.write_text(SCRIPT if kind == "computing" else STUCK)
     process = subprocess.Popen(
@@ -51,7 +54,12 @@ def test_one_ctrl_c_stops_exec_promptly_with_130(tmp_path, threads, kind) -> Non
         assert process.stdout.readline() == "running\n"
         time.sleep(1.0)  # transactions are running, one of them for ever
         interrupted = time.monotonic()
-        process.send_signal(signal.SIGINT)
+        if receiver == "process":
+            process.send_signal(signal.SIGINT)
+        else:
+            workers = sorted(int(tid) for tid in os.listdir(f"/proc/{process.pid}/task")
+                             if int(tid) != process.pid)
+            os.kill(workers[-1], signal.SIGINT)
         stdout, stderr = process.communicate(timeout=15)
         elapsed = time.monotonic() - interrupted
     finally:

@@ -23,6 +23,7 @@ import asyncio
 import importlib
 import logging
 import os
+import select
 import signal
 import sys
 import threading
@@ -194,20 +195,24 @@ def _serve(args: argparse.Namespace, given: set[str]) -> int:
     elif args.log:
         logger.warning("--log %s: the %s backend runs no transactions of ours; no log is written",
                        args.log, args.backend)
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    appload.give_application_argv(appload.script_name(module_name), args.app_args)
-    how = _prepare_instrumentation(args.backend, args.instrument, module_name)
-    plan = _Plan(appload.import_target(module_name, attr), how, log_path, given, wanted,
-                 ssl_context, trusted)
-    if threads is None:
-        from tornado_stm.loop import default_thread_count
-        threads = default_thread_count()
+    # From here on a signal is a shutdown, also while the application loads.
+    shutdown = Shutdown(args.shutdown_timeout)
+    shutdown.install()
     try:
+        if os.getcwd() not in sys.path:
+            sys.path.insert(0, os.getcwd())
+        appload.give_application_argv(appload.script_name(module_name), args.app_args)
+        how = _prepare_instrumentation(args.backend, args.instrument, module_name)
+        plan = _Plan(appload.import_target(module_name, attr), how, log_path, given, wanted,
+                     ssl_context, trusted)
+        if threads is None:
+            from tornado_stm.loop import default_thread_count
+            threads = default_thread_count()
         if loop_mode == "shared":
-            return _serve_shared_loop(plan, args, threads)
-        return _serve_loop_per_thread(plan, args, threads)
+            return _serve_shared_loop(plan, args, threads, shutdown)
+        return _serve_loop_per_thread(plan, args, threads, shutdown)
     finally:
+        shutdown.uninstall()
         _flush_stm_log()
 
 
@@ -220,7 +225,8 @@ def _loop_mode(args: argparse.Namespace) -> str:
     return args.loop
 
 
-def _serve_shared_loop(plan: _Plan, args: argparse.Namespace, threads: int) -> int:
+def _serve_shared_loop(plan: _Plan, args: argparse.Namespace, threads: int,
+                       shutdown: "Shutdown") -> int:
     """One TransactionalEventLoop: framework code under W, handler bodies on every core."""
     from tornado_stm import appload
     from tornado_stm.loop import new_event_loop
@@ -234,8 +240,7 @@ def _serve_shared_loop(plan: _Plan, args: argparse.Namespace, threads: int) -> i
             return started.exit_status
         listeners = _listen(started, args, plan, 1)
         serving = Serving(loop, InFlightRequests(started.app))
-        shutdown = Shutdown([serving], args.shutdown_timeout)
-        shutdown.install()
+        shutdown.serve([serving])
         _print_banner(args, loop.threads, "shared loop, pipelining "
                       + ("on" if args.pipelining else "off"), plan, started, listeners)
         if listeners is None:
@@ -251,7 +256,8 @@ def _serve_shared_loop(plan: _Plan, args: argparse.Namespace, threads: int) -> i
     return started.status
 
 
-def _serve_loop_per_thread(plan: _Plan, args: argparse.Namespace, threads: int) -> int:
+def _serve_loop_per_thread(plan: _Plan, args: argparse.Namespace, threads: int,
+                           shutdown: "Shutdown") -> int:
     """One event loop per thread, each accepting connections (tornado_stm.loop.perthread).
 
     The factory (or main) runs on loop 0, on this thread, before the others start.
@@ -270,8 +276,7 @@ def _serve_loop_per_thread(plan: _Plan, args: argparse.Namespace, threads: int) 
             return started.exit_status
         listeners = _listen(started, args, plan, threads)
         servings = [Serving(loop, InFlightRequests(started.app)) for loop in loops.loops]
-        shutdown = Shutdown(servings, args.shutdown_timeout)
-        shutdown.install()
+        shutdown.serve(servings)
         _print_banner(args, threads, "one event loop per thread", plan, started, listeners)
 
         def serve_one(index: int, loop: Any) -> Any:
@@ -437,71 +442,136 @@ class Serving:
         return done
 
 
+class _Uninstalled(Exception):
+    """Shutdown.uninstall ended the shutdown thread."""
+
+
+def _signal_goes_through_the_pipe(signum: int, frame: Any) -> None:
+    """The Python-level handler of a served process: Shutdown reads the wakeup pipe instead."""
+
+
 class Shutdown:
     """How a server stops: the first SIGINT/SIGTERM is graceful, with a deadline;
     a second one stops at once.
 
-    The signal handlers only record the signal: a thread of this class does
-    the rest, so that neither a handler computing on the loop's thread nor
-    a busy world lock can keep the process from stopping. On the first
-    signal it marks the tracker closing (a request that arrives from then
-    on is answered 503 and its connection closed) and asks the loop to stop
-    listening and to wait for the requests in flight. If the loop has not
-    finished ``timeout`` seconds later, or at a second signal, the requests
-    still running are *cut*: answered 503 if they had not started their
-    response, their connections closed otherwise; the PYPYSTM log is
-    flushed, one line says how many were cut, and the process exits with
-    status 1 (deadline) or 128 + the signal number (second signal).
+    The kernel hands a process-wide signal to any thread that does not block
+    it, often a loop thread while the main thread sleeps in ``epoll_wait``
+    or on a lock: a Python-level handler would then run only when the main
+    thread next wakes, which on an idle server is never. So the signals are
+    taken in C: ``signal.set_wakeup_fd`` makes the interpreter's own handler
+    write each signal's number to a pipe, on whatever thread it runs, and a
+    thread of this class reads the pipe and does the rest. Neither a
+    handler computing on the loop's thread nor a busy world lock can keep
+    the process from stopping.
+
+    It is installed before the application starts, so a signal during
+    start-up is a shutdown too (the default action would kill the process).
+    On the first signal it waits until :meth:`serve` names the event loops,
+    marks each tracker closing (a request that arrives from then on is
+    answered 503 and its connection closed) and asks each loop to stop
+    listening and to wait for the requests in flight. If the loops have
+    not finished ``timeout`` seconds after the signal, or at a second
+    signal, the requests still running are *cut*: answered 503 if they had
+    not started their response, their connections closed otherwise; the
+    PYPYSTM log is flushed, one line says how many were cut, and the
+    process exits with status 1 (deadline) or 128 + the signal number
+    (second signal).
     """
 
     #: How long a cut waits for a thread of the loop to answer the 503s.
     CUT_WAIT_SECONDS = 1.0
+    #: The byte :meth:`uninstall` writes to end the thread (no signal is 0).
+    _STOP = 0
 
-    def __init__(self, servings: list[Serving], timeout: float) -> None:
-        self.servings = servings
+    def __init__(self, timeout: float) -> None:
+        self.servings: list[Serving] = []
         self.timeout = timeout
-        self.signals: list[int] = []
         self.signalled = threading.Event()
+        self.ready = threading.Event()      # set by serve()
         # Whoever takes it decides how the process ends: the main thread
         # (a clean stop) or the shutdown thread (a cut).
         self.ending = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="tornado-stm-shutdown",
                                         daemon=True)
+        self._pipe: Optional[tuple[int, int]] = None
+        self._previous: Optional[tuple[int, dict[int, Any]]] = None
 
     def install(self) -> None:
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(signum, self._on_signal)
+        """Take SIGINT and SIGTERM over (on the main thread)."""
+        read_end, write_end = os.pipe()
+        os.set_blocking(write_end, False)   # a signal handler must never block
+        self._pipe = (read_end, write_end)
+        previous_fd = signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+        # A Python handler still has to be set, or the default action kills
+        # the process; the pipe carries the signal, so it does nothing.
+        handlers = {signum: signal.signal(signum, _signal_goes_through_the_pipe)
+                    for signum in (signal.SIGINT, signal.SIGTERM)}
+        self._previous = (previous_fd, handlers)
         self._thread.start()
 
-    def _on_signal(self, signum: int, frame: Any) -> None:
-        # Runs on the main thread wherever it is (even inside a section):
-        # only record, never touch the loop or Tornado.
-        self.signals.append(signum)
-        self.signalled.set()
+    def uninstall(self) -> None:
+        """Give the signals back as they were and end the thread (a clean stop)."""
+        if self._previous is None or self._pipe is None:
+            return
+        previous_fd, handlers = self._previous
+        self._previous = None
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+        signal.set_wakeup_fd(previous_fd)
+        os.write(self._pipe[1], bytes([self._STOP]))
+        self._thread.join(5)
+        for fd in self._pipe:
+            os.close(fd)
+        self._pipe = None
+
+    def serve(self, servings: list[Serving]) -> None:
+        """The loops are serving: from now on a shutdown stops them."""
+        self.servings = servings
+        self.ready.set()
 
     def clean_exit(self) -> bool:
         """Called by the main thread when the loop has finished: True to go on."""
         return self.ending.acquire(blocking=False)
 
+    def _next_signal(self, timeout: Optional[float]) -> Optional[int]:
+        """The next signal's number; None when ``timeout`` passes first."""
+        assert self._pipe is not None
+        ready, _, _ = select.select([self._pipe[0]], [], [], timeout)
+        if not ready:
+            return None
+        signum = os.read(self._pipe[0], 1)[0]
+        if signum == self._STOP:
+            raise _Uninstalled()
+        return signum
+
     def _run(self) -> None:
-        self.signalled.wait()
-        first = self.signals[0]
+        try:
+            self._shut_down()
+        except _Uninstalled:
+            pass
+
+    def _shut_down(self) -> None:
+        first = self._next_signal(None)
+        assert first is not None
+        self.signalled.set()
+        deadline = time.monotonic() + self.timeout
         name = signal.Signals(first).name
         print(f"tornado-stm serve: {name}: no new connections; finishing requests in flight "
               f"(at most {self.timeout:g}s; {name} again stops at once)", flush=True)
+        while not self.ready.is_set():   # the application is still starting
+            again = self._next_signal(0.05)
+            if again is not None:
+                return self._cut(f"{signal.Signals(again).name} again: stopped at once",
+                                 128 + again, wait=0.0)
         for serving in self.servings:
             serving.tracker.closing = True
             serving.call(lambda serving=serving: serving.begin and serving.begin())
-        deadline = time.monotonic() + self.timeout
-        while True:
-            if len(self.signals) > 1:
-                again = signal.Signals(self.signals[1]).name
-                return self._cut(f"{again} again: stopped at once", 128 + self.signals[1],
-                                 wait=0.3)
-            if time.monotonic() >= deadline:
-                return self._cut(f"shutdown timeout of {self.timeout:g}s passed", 1,
-                                 wait=self.CUT_WAIT_SECONDS)
-            time.sleep(0.02)
+        again = self._next_signal(max(0.0, deadline - time.monotonic()))
+        if again is not None:
+            return self._cut(f"{signal.Signals(again).name} again: stopped at once",
+                             128 + again, wait=0.3)
+        return self._cut(f"shutdown timeout of {self.timeout:g}s passed", 1,
+                         wait=self.CUT_WAIT_SECONDS)
 
     def _cut(self, why: str, status: int, wait: float) -> None:
         if not self.ending.acquire(blocking=False):

@@ -360,7 +360,11 @@ class TransactionQueue:
                 worker.start()
             try:
                 for worker in workers:
-                    worker.join()
+                    # In short waits: the kernel may hand a Ctrl-C to a
+                    # worker thread, and the main thread runs Python's
+                    # handler only when it comes back from the wait.
+                    while worker.is_alive():
+                        worker.join(self.SIGNAL_POLL_SECONDS)
             except BaseException as exc:  # KeyboardInterrupt, on the main thread
                 self._interrupt(workers, exc)
                 raise
@@ -368,6 +372,9 @@ class TransactionQueue:
         if self._error is not None:
             error, self._error = self._error, None
             raise error
+
+    #: How often run()'s main thread looks for a signal another thread received.
+    SIGNAL_POLL_SECONDS = 0.1
 
     #: After a Ctrl-C, how long run() waits for interrupted transactions to stop.
     INTERRUPT_GRACE_SECONDS = 1.0

@@ -30,24 +30,8 @@ def start(tmp_dir: str, *options: str, target: str = "fault_app:make_app",
     if own:
         argv = [sys.executable, *(prefix or ("-m", "tornado_stm")), "serve", target,
                 *options, "--", f"--listen-port={port}"]
-    server = start_server(argv, port, os.path.join(tmp_dir, f"{name}.out"), cwd=HERE,
-                          probe="/hello", env=env())
-    if own:
-        # Such an app answers while serve is still starting (its signal
-        # handlers come with the banner): a loaded CI machine sent SIGTERM
-        # in between, and the default action killed the server.
-        _wait_for_banner(server)
-    return server
-
-
-def _wait_for_banner(server: ServerProcess, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        with open(server.output_path, errors="replace") as stream:
-            if "listening on" in stream.read():
-                return
-        assert time.monotonic() < deadline, "serve printed no banner"
-        time.sleep(0.05)
+    return start_server(argv, port, os.path.join(tmp_dir, f"{name}.out"), cwd=HERE,
+                        probe="/hello", env=env())
 
 
 def send_get(port: int, path: str, timeout: float = 10.0,

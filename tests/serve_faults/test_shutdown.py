@@ -6,12 +6,15 @@ process the test starts is killed by it.
 
 from __future__ import annotations
 
+import os
 import signal
+import subprocess
+import sys
 import time
 
 import pytest
 
-from tests.serve_faults.helpers import get, read_response, send_get, start
+from tests.serve_faults.helpers import HERE, env, get, read_response, send_get, start
 
 THREADS = ["2", "4"]
 
@@ -114,3 +117,77 @@ def test_requests_that_finish_in_time_exit_0(tmp_path, threads, target) -> None:
         server.stop()
     assert answer.startswith(b"HTTP/1.1 200") and b"computed True" in answer
     assert status == 0, _output(server)
+
+
+def _other_threads(pid: int) -> list[int]:
+    """The kernel ids of the process's threads other than the main one."""
+    return sorted(int(tid) for tid in os.listdir(f"/proc/{pid}/task") if int(tid) != pid)
+
+
+@pytest.mark.parametrize("threads", THREADS)
+def test_a_signal_the_kernel_gives_a_loop_thread_stops_the_server(tmp_path, threads) -> None:
+    """kill(2) of a thread's id hands the process-wide SIGTERM to that thread.
+
+    The kernel does the same by itself when the main thread has a signal
+    pending: with a Python-level handler the idle main thread, asleep in
+    epoll_wait, never ran it and the server ignored SIGTERM (a CI run
+    killed it after 30 s). The wakeup pipe takes the signal on any thread.
+    """
+    server = start(str(tmp_path), "--threads", threads)
+    try:
+        assert get(server.port, "/hello").startswith(b"HTTP/1.1 200")
+        others = _other_threads(server.process.pid)
+        assert len(others) >= int(threads) - 1
+        os.kill(others[-1], signal.SIGTERM)
+        status = server.process.wait(15)
+    finally:
+        server.stop()
+    output = _output(server)
+    assert status == 0, output
+    assert "SIGTERM: no new connections" in output and "stopped" in output, output
+
+
+def _start_slow_app(tmp_path) -> tuple[subprocess.Popen, str]:
+    """serve of an app whose import takes seconds, once its import has begun."""
+    output_path = str(tmp_path / "serve.out")
+    with open(output_path, "wb") as output:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "tornado_stm", "serve", "slow_start_app:make_app",
+             "--port", "0", "--threads", "2"],
+            cwd=HERE, env=dict(os.environ, **env()), stdout=output, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while "slow_start_app: loading" not in open(output_path, errors="replace").read():
+        assert process.poll() is None and time.monotonic() < deadline, \
+            open(output_path, errors="replace").read()
+        time.sleep(0.05)
+    return process, output_path
+
+
+def test_a_signal_during_start_up_is_a_graceful_stop(tmp_path) -> None:
+    """It used to come before serve's handlers: the default action killed the process."""
+    process, output_path = _start_slow_app(tmp_path)
+    try:
+        process.send_signal(signal.SIGTERM)
+        status = process.wait(30)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    output = open(output_path, errors="replace").read()
+    assert status == 0, output
+    assert "SIGTERM: no new connections" in output and "Traceback" not in output, output
+
+
+def test_a_second_signal_during_start_up_stops_at_once(tmp_path) -> None:
+    process, output_path = _start_slow_app(tmp_path)
+    try:
+        process.send_signal(signal.SIGTERM)
+        time.sleep(0.3)
+        process.send_signal(signal.SIGINT)
+        status = process.wait(10)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    output = open(output_path, errors="replace").read()
+    assert status == 128 + signal.SIGINT, output
+    assert "SIGINT again: stopped at once" in output, output
