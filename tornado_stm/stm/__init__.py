@@ -69,7 +69,8 @@ def start() -> None:
     It reads ``$TORNADO_STM_FAULTS`` (:mod:`.faults`), enters the builtins
     that act like barriers in the policy table
     (:mod:`.specials`), reads the user's policy file
-    (``$TORNADO_STM_POLICY``) and, when the C extension loaded, puts the C
+    (``$TORNADO_STM_POLICY``), has ``weakref.finalize`` callbacks wait for
+    the end of the section their referent died in (:mod:`.section`) and, when the C extension loaded, puts the C
     barriers in place of the hot Python ones (:mod:`.fastpath`). Nothing
     of this happens at import. Calling it again does nothing; preparing
     instrumented code calls it too, so that no caller can forget it.
@@ -78,10 +79,11 @@ def start() -> None:
     with _start_lock:
         if _started:
             return
-        from tornado_stm.stm import barriers, fastpath, faults, policy, specials
+        from tornado_stm.stm import barriers, fastpath, faults, policy, section, specials
 
         faults.configure_from_environment()     # before the C barriers: faults need Python's
         specials.register()
         policy.load_from_environment()
+        section.watch_weakref_finalizers()
         fastpath.install(vars(barriers))
         _started = True

@@ -40,6 +40,7 @@ import random
 import sys
 import threading
 import time
+import weakref
 from types import TracebackType
 from typing import Any, Callable, Iterator, Optional, TypeVar
 
@@ -128,23 +129,23 @@ _DROPPED = AbortSection("finalizing an aborted attempt")
 
 
 class _Finalizers(threading.local):
-    """``__del__`` calls put off until the running section has ended."""
+    """Finalizer calls put off until the running section has ended: (action, shown as)."""
 
     def __init__(self) -> None:
-        self.pending: list[tuple[Callable[..., Any], Any]] = []
+        self.pending: list[tuple[Callable[[], Any], Any]] = []
 
 
 _finalizers = _Finalizers()
 
 
 def _run_deferred_finalizers() -> None:
-    """Run, each as a section of its own, the finalizers deferred by the section that just ended."""
+    """Run the finalizers deferred by the section that just ended, each outside it."""
     while _finalizers.pending:
-        fn, obj = _finalizers.pending.pop(0)
+        action, shown_as = _finalizers.pending.pop(0)
         try:
-            run_section(fn, (obj,))
-        except Exception:      # as Python does with an exception raised by __del__
-            sys.unraisablehook(_Unraisable(sys.exc_info(), fn))
+            action()
+        except Exception:      # as Python does with an exception raised by a finalizer
+            sys.unraisablehook(_Unraisable(sys.exc_info(), shown_as))
 
 
 class _Unraisable:
@@ -290,12 +291,64 @@ def _finalizer_entry(fn: Callable[..., Any]) -> Callable[..., Any]:
             return fn(self) if _module_body.depth else run_section(fn, (self,))
         if tx.doomed is _DROPPED or id(self) in tx.private:
             return fn(self)
-        _finalizers.pending.append((fn, self))     # resurrected until it runs
+        # Resurrected until it runs, as a section of its own.
+        _finalizers.pending.append((functools.partial(run_section, fn, (self,)), fn))
         return None
 
     _wraps(finalizer_entry, fn)
     INSTRUMENTED_CODES.add(finalizer_entry.__code__)
     return finalizer_entry
+
+
+#: ``weakref.finalize.__call__`` as the standard library defines it.
+_finalize_call = weakref.finalize.__call__
+
+
+def _put_off_if_inside_a_section(action: Callable[[], Any], shown_as: Any) -> bool:
+    """Defer a finalizer's ``action`` to the end of the running section; False if none runs.
+
+    A finalizer runs where its object dies, which inside a section is
+    usually not that section's doing (a commit's publication dropped the
+    last reference, a cycle was collected): its writes would join that
+    section, and be lost with it if it aborts. An aborted attempt's
+    throwaway transaction is the exception: what dies there belongs to the
+    attempt, and runs in place, its writes dropped.
+    """
+    tx = _local.tx if _local is not None else None
+    if tx is None or tx.doomed is _DROPPED:
+        return False
+    _finalizers.pending.append((action, shown_as))
+    return True
+
+
+def _finalize_from_a_weakref(self: weakref.finalize, dead_ref: Any = None) -> Any:
+    """``weakref.finalize.__call__``, called by the referent's death or by the program.
+
+    The weakref machinery passes the dead reference: that call waits for
+    the end of the running section, and the callback, an instrumented
+    function, is then a section of its own. An explicit ``f()`` by the
+    program is an ordinary call.
+    """
+    if dead_ref is None or not _put_off_if_inside_a_section(
+            functools.partial(_finalize_call, self, dead_ref), self):
+        return _finalize_call(self, dead_ref)
+    return None
+
+
+def after_the_section(callback: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``callback`` for ``weakref.ref(obj, callback)``: run inside a section, it waits for its end."""
+
+    def weakref_callback(dead_ref: Any) -> Any:
+        if not _put_off_if_inside_a_section(functools.partial(callback, dead_ref), callback):
+            return callback(dead_ref)
+        return None
+
+    return weakref_callback
+
+
+def watch_weakref_finalizers() -> None:
+    """Have ``weakref.finalize`` callbacks wait for the end of the section their referent died in."""
+    weakref.finalize.__call__ = _finalize_from_a_weakref  # type: ignore[method-assign]
 
 
 # -- generators and coroutines: one step at a time under W -------------------
@@ -333,6 +386,9 @@ class _StepsUnderW:
 
     def __init__(self, frame: Any) -> None:
         self._frame = frame
+        tx = _local.tx
+        if tx is not None:   # made by this attempt: see close()
+            tx.private[id(self)] = self
 
     def __iter__(self) -> "_StepsUnderW":
         return self
@@ -355,7 +411,14 @@ class _StepsUnderW:
             # so is every other thread.
             self._frame.close()
             return
-        _step(self._frame.close)
+        tx = _local.tx
+        # Collected inside a section that did not make it (a program's own
+        # close() of such a generator has made the section inevitable
+        # first): the frame's ``finally`` runs after that section, as a step.
+        if (tx is None or tx.inevitable or id(self) in tx.private
+                or not _put_off_if_inside_a_section(functools.partial(_step, self._frame.close),
+                                                    self._frame)):
+            _step(self._frame.close)
 
 
 def _generator_steps(frame: Any) -> Any:

@@ -11,6 +11,7 @@ unusual arguments, for the builtin's own error.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, Optional
 
 from tornado_stm.stm import policy
@@ -18,6 +19,7 @@ from tornado_stm.stm.barriers import (contains, del_attr, del_item, get_attr, ge
                                       instance_dict, set_attr, set_item)
 from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, call_reading,
                                    direct_container_call, is_shared_iterator)
+from tornado_stm.stm.section import after_the_section
 from tornado_stm.stm.txn import Transaction, direct_write
 from tornado_stm.stm.versions import stripe_of_key
 
@@ -123,13 +125,21 @@ def _special_dict_pop(tx: Transaction, d: dict, key: Any, *default: Any) -> Any:
     raise KeyError(key)
 
 
+def _special_weakref(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
+    """``weakref.ref(obj, callback)``: the callback waits for the end of the
+    section in which ``obj`` dies (see ``section.after_the_section``)."""
+    if kwargs or len(args) != 2 or args[1] is None:
+        return f(*args, **kwargs)
+    return f(args[0], after_the_section(args[1]))
+
+
 #: The callables with a handler here, and their handlers.
 SPECIALS = ((getattr, _special_getattr), (hasattr, _special_hasattr),
             (setattr, _special_setattr), (delattr, _special_delattr),
             (object.__setattr__, _special_object_setattr), (next, _special_next),
             (iter, _special_iter),
             (dict.get, _special_dict_get), (dict.setdefault, _special_dict_setdefault),
-            (dict.pop, _special_dict_pop))
+            (dict.pop, _special_dict_pop), (weakref.ref, _special_weakref))
 
 
 def register() -> None:

@@ -3,6 +3,7 @@
 import collections
 import functools
 import operator
+import weakref
 from collections import OrderedDict
 
 from tests.stm import helpers
@@ -872,3 +873,78 @@ def replace_a_resource_across_a_conflict(key):
     HELD[key] = Resource()           # the old one dies when this commits
     helpers.pause()
     GATE["v"] = seen + 1
+
+
+class Handle:
+    """A resource released through ``weakref.finalize`` instead of ``__del__``."""
+
+    def __init__(self):
+        ALIVE["n"] += 1
+        weakref.finalize(self, release_handle)
+
+
+def release_handle():
+    ALIVE["n"] -= 1
+
+
+def replace_a_handle(key):
+    HELD[key] = Handle()             # the old one dies when this commits
+
+
+def let_go_of_a_handle_after_a_pause(key):
+    """Also a cursor: whatever HELD[key] is."""
+    handle = HELD[key]
+    seen = ALIVE["n"]
+    helpers.pause()
+    del handle                       # the last reference, if the handle was replaced meanwhile
+    return seen
+
+
+def cursor():
+    """A generator that holds a resource while it is open."""
+    ALIVE["n"] += 1
+    try:
+        while True:
+            yield 1
+    finally:
+        ALIVE["n"] -= 1
+
+
+def replace_a_cursor(key):
+    opened = cursor()
+    next(opened)
+    HELD[key] = opened               # the old one is closed when it is collected
+
+
+def close_and_count(key):
+    before = ALIVE["n"]
+    HELD.pop(key).close()
+    return before, ALIVE["n"]
+
+
+def open_close_and_count():
+    opened = cursor()
+    next(opened)
+    before = ALIVE["n"]
+    opened.close()
+    return before, ALIVE["n"]
+
+
+WATCHES = []                         # a weakref dead before its referent calls nothing
+
+
+class Watched:
+    """A resource released through a ``weakref.ref`` callback."""
+
+    def __init__(self):
+        ALIVE["n"] += 1
+        WATCHES.append(weakref.ref(self, release_watched))
+
+
+def release_watched(dead_ref):
+    WATCHES.remove(dead_ref)
+    ALIVE["n"] -= 1
+
+
+def replace_a_watched_object(key):
+    HELD[key] = Watched()            # the old one dies when this commits
