@@ -22,6 +22,7 @@ const playersLine = document.getElementById("players");
 
 let state = null;        // the last state (api/state or a push), grid included
 let me = null;           // my player id, once joined
+let joinedAs = null;     // my player as the join answered, until a state shows me
 let socket = null;       // the api/updates WebSocket
 let joining = false;
 let leaving = false;      // the page is going away: do not reconnect
@@ -55,14 +56,18 @@ function receive(next, fresh) {
     if (!state || state.walls_version !== next.walls_version) return false;
     next.grid = state.grid;
   }
-  const mine = myPlayer();
+  const mine = myPlayer() || (me !== null ? joinedAs : null);
   const index = next.players.findIndex(p => p.id === me);
   if (mine && index >= 0 && next.players[index].moves < mine.moves) next.players[index] = mine;
+  // A push older than our join: draw us where we know we are until the
+  // fresh state below says whether we are still there.
+  if (mine && index < 0 && !fresh) next.players.push(mine);
   state = next;
   draw();
   if (me !== null && index < 0) {
     if (fresh) {
       me = null;         // expired, or left from elsewhere: join again
+      joinedAs = null;
       join();
     } else {
       refresh();
@@ -82,6 +87,7 @@ async function join() {
   try {
     const answer = await post("join", {name: "browser"});
     me = answer.player.id;
+    joinedAs = answer.player;
     if (state && !state.players.some(p => p.id === me)) state.players.push(answer.player);
     say(`joined as player ${me}`, false);
     sendHeartbeat();
