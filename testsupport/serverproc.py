@@ -59,6 +59,17 @@ class ServerProcess:
         except OSError:
             return ""
 
+    def errors(self, lines: int = 80) -> str:
+        """The server's output from its first error on (a failed test shows why a request got 500)."""
+        try:
+            with open(self.output_path, errors="replace") as f:
+                text = f.read().splitlines()
+        except OSError:
+            return ""
+        first = next((i for i, line in enumerate(text)
+                      if line.startswith("[E ") or line.startswith("Traceback")), None)
+        return "" if first is None else "\n".join(text[first:first + lines])
+
     def stop(self, timeout: float = 15.0) -> int | None:
         """SIGTERM (a graceful stop for tornado-stm serve), then SIGKILL; the exit code.
 

@@ -23,7 +23,7 @@ from bench.bench_astar import MIXES, GameClient, SimulatedPlayer, run_players
 def test_concurrent_players_never_break_the_rules(demo_server) -> None:
     result = run_players(demo_server.url, prefix="/astar", players=8, duration=60,
                          max_actions=60, seed=7)
-    assert result.failures == []
+    assert result.failures == [], demo_server.errors()
     assert result.violations == []
     assert result.requests == 8 * 60
     statuses = result.by_action
@@ -100,7 +100,7 @@ def test_bench_astar_command_reports_a_clean_run(demo_server) -> None:
 def test_search_mix_on_the_large_map_keeps_the_rules(large_astar_server) -> None:
     result = run_players(large_astar_server.url, players=4, duration=120, max_actions=25,
                          seed=3, mix="search")
-    assert result.failures == [] and result.violations == []
+    assert result.failures == [] and result.violations == [], large_astar_server.errors()
     assert result.requests == 4 * 25 and result.mix == "search"
     assert result.by_action["path"].get(200, 0) > 0.5 * 4 * 25
     state = GameClient(large_astar_server.url).call("state")[1]
