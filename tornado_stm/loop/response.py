@@ -117,7 +117,7 @@ class _Recording:
         self.saved = dict(vars(handler))
         self.saved_buffer = list(handler._write_buffer)
         self.saved_headers = _header_pairs(handler._headers)
-        cookie = vars(handler).get("_new_cookie")
+        cookie = getattr(handler, "_new_cookie", None)
         self.saved_cookie = copy.deepcopy(cookie) if cookie is not None else None
         self.connection = handler.request.connection
         handler.request.connection = _HeldConnection(self)
@@ -129,7 +129,10 @@ class _Recording:
 
     @classmethod
     def for_attempt(cls, tx: Transaction, handler: tornado.web.RequestHandler) -> "_Recording":
-        recording = vars(handler).get(_RECORDING)
+        # Not vars(handler).get(): on 3.13t, dict.get of a key that another
+        # instance of the class once had (this one, after release() popped
+        # it) takes about 25 us; getattr takes 0.2 us.
+        recording = getattr(handler, _RECORDING, None)
         if recording is not None and recording.tx is tx:
             return recording
         return cls(tx, handler)
