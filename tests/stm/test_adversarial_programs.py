@@ -72,7 +72,8 @@ FAULTS = "abort=0.02,delay=0.00005"
 #: Programs run a second time on 4 threads without faults: the races whose
 #: window opens when a section is preempted half-way (see the docstring).
 FOUR_THREADS = frozenset({
-    "array_lost", "bytearray_lost", "classbody", "classswitch", "compunpack_torn",
+    "array_lost", "bytearray_lost", "cached_property_del", "classbody", "classswitch",
+    "compunpack_torn", "del_then_raise",
     "copy_obj_torn", "cycle_rr", "dd_factory", "fresh_inevitable", "getstate_dict", "grid_sum",
     "iter_next_retry", "nested_arg_torn", "objects_mix", "plain_mutators", "readers_mix",
     "reinit_shared", "shuffle_private_rng", "vars_lost", "view_global_torn",

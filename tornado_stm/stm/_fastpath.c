@@ -112,7 +112,7 @@ static struct {
     uint64_t stripe_mask, key_salt;
     PyObject *immutable_types;      /* attrkinds.IMMUTABLE_TYPES */
     PyObject *read_cache;           /* attrkinds._read_cache */
-    long kind_plain, kind_immutable, kind_run, kind_module;
+    long kind_plain, kind_immutable, kind_run, kind_module, kind_nondata;
     PyObject *policy_cache;         /* policy._cache */
     PyObject *irrevocable;          /* policy.IRREVOCABLE */
     PyObject *class_policies;       /* barriers._class_policies, or NULL */
@@ -759,8 +759,18 @@ fp_get_attr(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *const *deflt = nargs == 4 ? &args[3] : NULL;
     long kind = -1;
     if (mode == MODE_PLAIN) {
-        if (tx_mode(tx) != MODE_OPTIMISTIC)
+        if (tx == Py_None)
             return plain_getattr(obj, name, deflt);
+        if (tx_mode(tx) != MODE_OPTIMISTIC) {
+            /* Inevitable: plain, except through a non-data descriptor that may
+             * store its answer in the instance (barriers._read_nondata_in_place). */
+            int cached = cached_read_kind(obj, name, &kind);
+            if (cached < 0)
+                return NULL;
+            if (cached && kind != S.kind_nondata)
+                return plain_getattr(obj, name, deflt);
+            return to_python(B_GET_ATTR, args, nargs, NULL);
+        }
         /* An object private to the section: its own attributes are plain,
          * but a class attribute read through it is shared state (Python's). */
         int cached = cached_read_kind(obj, name, &kind);
@@ -805,9 +815,10 @@ fp_get_attr(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         if (value == FALLBACK)
             return to_python(B_GET_ATTR, args, nargs, NULL);
         if (value == NULL && PyErr_ExceptionMatches(PyExc_KeyError)) {
-            /* module __getattr__, or the proper AttributeError */
+            /* module __getattr__, or the proper AttributeError, as this
+             * section sees the module (barriers._module_attr) */
             PyErr_Clear();
-            value = PyObject_GetAttr(obj, name);
+            return to_python(B_GET_ATTR, args, nargs, NULL);
         }
     }
     else {
@@ -1599,8 +1610,8 @@ fp_configure(PyObject *module, PyObject *args, PyObject *kwargs)
             || !PyFrozenSet_Check(S.immutable_types)
             || !(S.read_cache = object_arg(kwargs, "read_cache")) || !PyDict_Check(S.read_cache)
             || !(kinds = object_arg(kwargs, "kinds"))
-            || !PyArg_ParseTuple(kinds, "llll", &S.kind_plain, &S.kind_immutable, &S.kind_run,
-                                 &S.kind_module)
+            || !PyArg_ParseTuple(kinds, "lllll", &S.kind_plain, &S.kind_immutable, &S.kind_run,
+                                 &S.kind_module, &S.kind_nondata)
             || !(S.policy_cache = object_arg(kwargs, "policy_cache"))
             || !PyDict_Check(S.policy_cache)
             || !(S.irrevocable = object_arg(kwargs, "irrevocable"))

@@ -84,6 +84,8 @@ def current() -> Optional[Transaction]:
 
 def get_attr(tx: Optional[Transaction], obj: Any, name: str, *default: Any) -> Any:
     if tx is None or tx.inevitable:
+        if tx is not None and read_kind(type(obj), name)[0] == NONDATA:
+            return _read_nondata_in_place(obj, name, default)
         return getattr(obj, name, *default)
     kind, owner = read_kind(type(obj), name)
     if id(obj) in tx.private and kind != CLASS_VALUE:
@@ -108,7 +110,17 @@ def get_attr(tx: Optional[Transaction], obj: Any, name: str, *default: Any) -> A
     if name == "__dict__":
         return instance_dict(tx, obj)
     tx.become_inevitable(f"attribute {policy.qualified_name(type(obj))}.{name}")
+    if kind == NONDATA:
+        return _read_nondata_in_place(obj, name, default)
     return getattr(obj, name, *default)
+
+
+def _read_nondata_in_place(obj: Any, name: str, default: tuple) -> Any:
+    """``obj.name`` through a non-data descriptor the engine cannot see into, run in
+    place by an inevitable section: one may store its answer in the instance
+    (``functools.cached_property``), so the read is a versioned write of
+    ``obj.name``. A section that saw no value there must not commit beside it."""
+    return direct_write((stripe_of_key(id(obj), name),), getattr, obj, name, *default)
 
 
 def instance_dict(tx: Optional[Transaction], obj: Any, read: Any = operator.attrgetter("__dict__")
@@ -132,10 +144,18 @@ def instance_dict(tx: Optional[Transaction], obj: Any, read: Any = operator.attr
 def _module_attr(tx: Transaction, module: ModuleType, name: str) -> Any:
     if module not in VERSIONED_MODULES:
         return getattr(module, name)      # a library module no section writes
+    namespace = module.__dict__
     try:
-        return tx.read_dict_item(module.__dict__, name)
+        return tx.read_dict_item(namespace, name)
     except KeyError:
-        return getattr(module, name)      # module __getattr__, or the proper AttributeError
+        pass
+    # Not there, as this section sees the module (its own ``del mod.x`` included):
+    # the module's __getattr__ answers, as in Python, or the proper AttributeError.
+    try:
+        fallback = tx.read_dict_item(namespace, "__getattr__")
+    except KeyError:
+        raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}") from None
+    return fallback(name)
 
 
 def versioning_module(tx: Optional[Transaction], module: ModuleType) -> None:

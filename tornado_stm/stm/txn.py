@@ -350,6 +350,14 @@ class Transaction:
             # value shows again, or __getattr__ answers.
             if class_owner is not None:
                 return self.read_type_attr(type(obj), name)
+            try:
+                # A method (or another descriptor) of the class: bound, as Python binds it.
+                attr = self.read_type_attr(type(obj), name)
+            except AttributeError:
+                pass
+            else:
+                getter = getattr(type(attr), "__get__", None)
+                return attr if getter is None else getter(attr, obj, type(obj))
             fallback = getattr(type(obj), "__getattr__", None)
             if fallback is not None:
                 return fallback(obj, name)
@@ -403,7 +411,16 @@ class Transaction:
             self.note_write(stripe_of_key(id(obj), name))
 
     def delete_attr(self, obj: Any, name: str) -> None:
-        if not hasattr_versioned(self, obj, name):
+        """``del obj.name`` of an instance attribute: the instance must have a value
+        of its own (as ``object.__delattr__`` requires), in this section's view.
+
+        Not ``hasattr``: a class attribute, a method or a ``__getattr__``
+        answer is no value of the instance's, and asking a
+        ``cached_property`` would compute and store it in place.
+        """
+        exists = (hasattr_versioned(self, obj, name) if isinstance(obj, type)
+                  else self.has_own_attr(obj, name))
+        if not exists:
             raise AttributeError(f"{type(obj).__name__!r} object has no attribute {name!r}")
         self.write_attr(obj, name, DELETED)
 
@@ -656,8 +673,14 @@ class Transaction:
             self.check()                # read-only: still one consistent state
             return
         self.take_w()
-        self.check()
-        self.publish()
+        try:
+            self.check()
+            self.publish()
+        except AbortSection:
+            raise
+        except BaseException:
+            self.leave_w()      # a failure of the engine's own: never keep W held
+            raise
 
     def become_inevitable(self, cause: str, marker: bytes = b"", at_start: bool = False) -> None:
         """Validate, take W, publish; from now on this section never aborts.
@@ -804,8 +827,12 @@ def _changed_keys(log: ContainerLog) -> tuple[list, set]:
 def _publish_attr(obj: Any, name: str, value: Any) -> None:
     setter = object.__setattr__ if not isinstance(obj, type) else setattr
     if value is DELETED:
-        if hasattr(obj, name):
+        # The section saw a value of the instance's own (delete_attr checked);
+        # never raise half-way through a publication.
+        try:
             (object.__delattr__ if not isinstance(obj, type) else delattr)(obj, name)
+        except AttributeError:
+            pass
     else:
         setter(obj, name, value)
 
