@@ -499,7 +499,7 @@ def test_finalizers_run_once_for_the_objects_a_serial_run_makes(app) -> None:
 
 
 @pytest.mark.parametrize("replace", ["replace_a_handle", "replace_a_cursor",
-                                     "replace_a_watched_object"])
+                                     "replace_a_watched_object", "replace_an_aliased_resource"])
 def test_finalizers_of_objects_dropped_inside_another_section_run_once(app, replace) -> None:
     """A ``weakref.finalize`` or ``weakref.ref`` callback, or the ``finally`` of
     a generator closed because it was collected, ran inside whatever section its object died in.

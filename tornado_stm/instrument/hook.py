@@ -24,7 +24,7 @@ from typing import Optional, Sequence
 from tornado_stm.instrument.rewriter import GLOBALS_NAME, RUNTIME_NAMES, rewrite
 from tornado_stm.stm import barriers, start
 from tornado_stm.stm.registry import VERSIONED_MODULES, register_code
-from tornado_stm.stm.section import entry, module_body
+from tornado_stm.stm.section import entry, finalizer, module_body
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +33,8 @@ def runtime_namespace() -> dict[str, object]:
     """The names the rewritten code refers to, for a module's globals."""
     start()    # the C barriers must be in place before they are handed out
     names: dict[str, object] = {name: getattr(barriers, attr) for name, attr in RUNTIME_NAMES.items()}
-    names.update(_stm_entry=entry, _stm_operator=operator, _stm_slice=slice)
+    names.update(_stm_entry=entry, _stm_finalizer=finalizer, _stm_operator=operator,
+                 _stm_slice=slice)
     return names
 
 

@@ -365,6 +365,14 @@ class Rewriter(ast.NodeTransformer):
         return self._located(stmts, node)
 
     def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
+        for statement in node.body:
+            # ``__del__ = release``: a finalizer under another name.
+            if (isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None
+                    and any(isinstance(t, ast.Name) and t.id == "__del__"
+                            for t in (statement.targets if isinstance(statement, ast.Assign)
+                                      else [statement.target]))):
+                statement.value = ast.copy_location(_call("_stm_finalizer", statement.value),
+                                                    statement.value)
         if not self._in_function():
             # A module's class body runs once, at import: only its functions are rewritten.
             node.body = self._visit_body(node.body)

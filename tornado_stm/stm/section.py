@@ -289,10 +289,10 @@ def _finalizer_entry(fn: Callable[..., Any]) -> Callable[..., Any]:
         tx = _local.tx
         if tx is None:
             return fn(self) if _module_body.depth else run_section(fn, (self,))
-        if tx.doomed is _DROPPED or id(self) in tx.private:
+        # Else resurrected until it runs, as a section of its own.
+        if not _put_off_if_inside_a_section(functools.partial(run_section, fn, (self,)), fn,
+                                            self):
             return fn(self)
-        # Resurrected until it runs, as a section of its own.
-        _finalizers.pending.append((functools.partial(run_section, fn, (self,)), fn))
         return None
 
     _wraps(finalizer_entry, fn)
@@ -304,18 +304,22 @@ def _finalizer_entry(fn: Callable[..., Any]) -> Callable[..., Any]:
 _finalize_call = weakref.finalize.__call__
 
 
-def _put_off_if_inside_a_section(action: Callable[[], Any], shown_as: Any) -> bool:
+def _put_off_if_inside_a_section(action: Callable[[], Any], shown_as: Any,
+                                 obj: Any = None) -> bool:
     """Defer a finalizer's ``action`` to the end of the running section; False if none runs.
 
     A finalizer runs where its object dies, which inside a section is
     usually not that section's doing (a commit's publication dropped the
     last reference, a cycle was collected): its writes would join that
-    section, and be lost with it if it aborts. An aborted attempt's
-    throwaway transaction is the exception: what dies there belongs to the
-    attempt, and runs in place, its writes dropped.
+    section, and be lost with it if it aborts. It runs in place when the
+    section cannot abort (it is inevitable), when the dying object
+    (``obj``, if known) was made by the running attempt, and in the
+    throwaway transaction an aborted attempt's objects die in (their
+    finalizers' writes are dropped with them).
     """
     tx = _local.tx if _local is not None else None
-    if tx is None or tx.doomed is _DROPPED:
+    if (tx is None or tx.inevitable or tx.releasing_own or tx.doomed is _DROPPED
+            or (obj is not None and (id(obj) in tx.private or id(obj) in tx.made))):
         return False
     _finalizers.pending.append((action, shown_as))
     return True
@@ -349,6 +353,16 @@ def after_the_section(callback: Callable[[Any], Any]) -> Callable[[Any], Any]:
 def watch_weakref_finalizers() -> None:
     """Have ``weakref.finalize`` callbacks wait for the end of the section their referent died in."""
     weakref.finalize.__call__ = _finalize_from_a_weakref  # type: ignore[method-assign]
+
+
+def finalizer(fn: Any) -> Any:
+    """``__del__ = fn`` in an instrumented class body: ``fn`` follows the
+    finalizer rules of :func:`_finalizer_entry`, whatever its name (a
+    ``def`` named ``__del__`` gets them from :func:`entry`)."""
+    code = getattr(fn, "__code__", None)
+    if code is ENTRY_CODE:
+        return _finalizer_entry(entry_target(fn))
+    return fn
 
 
 # -- generators and coroutines: one step at a time under W -------------------
@@ -415,9 +429,9 @@ class _StepsUnderW:
         # Collected inside a section that did not make it (a program's own
         # close() of such a generator has made the section inevitable
         # first): the frame's ``finally`` runs after that section, as a step.
-        if (tx is None or tx.inevitable or id(self) in tx.private
+        if (tx is None
                 or not _put_off_if_inside_a_section(functools.partial(_step, self._frame.close),
-                                                    self._frame)):
+                                                    self._frame, self)):
             _step(self._frame.close)
 
 

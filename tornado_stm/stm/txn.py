@@ -223,13 +223,18 @@ class Transaction:
 
     __slots__ = ("rv", "reads", "private", "attrs", "containers", "inevitable", "doomed",
                  "stats", "entered_with_w", "token", "has_w", "read_count", "write_markers",
-                 "after_commit", "on_abort")
+                 "after_commit", "on_abort", "made", "releasing_own")
 
     def __init__(self, stats: ThreadStats, entered_with_w: bool, token: Optional[list]) -> None:
         self.rv = CLOCK[0]
         self.reads: set[int] = {RESHAPE_STRIPE}
         #: id -> object created in this section (kept alive so ids stay unique).
         self.private: dict[int, Any] = {}
+        #: ids of objects this attempt made that ``private`` no longer holds
+        #: (a finalizer of one belongs to the attempt: section._finalizer_entry).
+        self.made: set[int] = set()
+        #: True while dropping ``private``: what dies then, this attempt made.
+        self.releasing_own = False
         #: id(obj) -> [obj, {name: value or DELETED}]
         self.attrs: dict[int, list] = {}
         #: id(container) -> ContainerLog
@@ -715,7 +720,7 @@ class Transaction:
         self.reads = set()
         # Publishing made the objects created so far reachable: from now on
         # their in-place writes must be versioned like any shared object's.
-        self.private = {}
+        self.release_private()
         self.stats.inevitable[cause] += 1
 
     def check_copies_kept(self) -> None:
@@ -737,12 +742,28 @@ class Transaction:
         the generators the section made (and the iterators they hold) alive,
         and it is not needed from here on (commit, or the turn, which drops it).
         """
-        self.private = {}
+        self.release_private()
         for log in self.containers.values():
             shadow = log.shadow
             # The references: log.shadow, this local, getrefcount's argument.
             if shadow is not None and sys.getrefcount(shadow) > _COPY_REFERENCES:
                 raise AbortSection(COPY_KEPT, inevitable=True)
+
+    def release_private(self) -> None:
+        """Drop the registry of the objects this attempt made, remembering their ids.
+
+        Those only the registry kept alive die here, and their finalizers are
+        the attempt's own (written to its log, dropped with it if it aborts).
+        """
+        private, self.private = self.private, {}
+        if not private:
+            return
+        self.made.update(private)
+        self.releasing_own = True
+        try:
+            del private
+        finally:
+            self.releasing_own = False
 
     def adopt(self, obj: Any) -> None:
         """Make a just-created object private, applying its logged attribute writes.

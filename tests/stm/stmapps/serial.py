@@ -948,3 +948,19 @@ def release_watched(dead_ref):
 
 def replace_a_watched_object(key):
     HELD[key] = Watched()            # the old one dies when this commits
+
+
+class AliasedResource:
+    """A finalizer bound under another name (``__del__ = release``)."""
+
+    def __init__(self):
+        ALIVE["n"] += 1
+
+    def release(self):
+        ALIVE["n"] -= 1
+
+    __del__ = release
+
+
+def replace_an_aliased_resource(key):
+    HELD[key] = AliasedResource()    # the old one dies when this commits
