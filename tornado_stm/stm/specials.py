@@ -12,6 +12,7 @@ unusual arguments, for the builtin's own error.
 from __future__ import annotations
 
 import weakref
+from types import MethodWrapperType, ModuleType
 from typing import Any, Optional
 
 from tornado_stm.stm import policy
@@ -54,7 +55,13 @@ def _special_delattr(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dic
 
 
 def _special_object_setattr(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> None:
-    """``object.__setattr__(self, name, value)`` inside a custom ``__setattr__``."""
+    """``object.__setattr__(self, name, value)`` inside a custom ``__setattr__``, and the
+    same slot bound to its object: ``super().__setattr__(name, value)``, ``obj.__setattr__``."""
+    if type(f) is MethodWrapperType:
+        args = (f.__self__, *args)
+        f = object.__setattr__
+    if len(args) == 3 and isinstance(args[0], ModuleType) and not kwargs:
+        return set_attr(tx, *args)          # a module's attributes live in its dict
     if kwargs or len(args) != 3 or (tx is not None and id(args[0]) in tx.private):
         return f(*args, **kwargs)
     if tx is None or tx.inevitable:
