@@ -475,6 +475,11 @@ def view(tx: Optional[Transaction], obj: Any) -> Any:
     owner = bound_container(obj)
     if owner is not None and id(owner) not in tx.private:
         return getattr(tx.read_shadow(owner), obj.__name__)
+    if is_shared_iterator(obj):
+        # Unpacked or starred (``[*it]``, ``f(*it)``, ``a, *b = it``), it is
+        # consumed in place, which no abort could undo.
+        tx.become_inevitable(ADVANCING_A_SHARED_ITERATOR)
+        return obj
     return read_other_shared(tx, obj)
 
 
