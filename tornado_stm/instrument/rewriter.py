@@ -66,6 +66,7 @@ RUNTIME_NAMES = {
     "_stm_touch": "touch", "_stm_tick": "tick", "_stm_binop": "binary", "_stm_cmp": "compare",
     "_stm_match": "match_subject", "_stm_named": "named_value",
     "_stm_bind_globals": "binding_globals", "_stm_idict": "instance_dict",
+    "_stm_imported": "imported_name",
 }
 #: The module's own globals dict, injected as this name.
 GLOBALS_NAME = "_stm_G"
@@ -331,7 +332,23 @@ class Rewriter(ast.NodeTransformer):
                                            for alias in node.names])
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> ast.AST | list[ast.stmt]:
-        return self._binding_itself(node, [alias.asname or alias.name for alias in node.names])
+        bound = self._binding_itself(node, [alias.asname or alias.name for alias in node.names])
+        if not self._in_function() or self.scope.is_class or node.names[0].name == "*":
+            return bound
+        # The import reads the module's attributes plainly: read them again
+        # through the barriers (barriers.imported_name).
+        # (A global or a nonlocal bound by the import is bound inevitably:
+        # _binding_itself.)
+        stmts = bound if isinstance(bound, list) else [bound]
+        for alias in node.names:
+            local = alias.asname or alias.name
+            if self._resolve(local) != "local":
+                continue
+            stmts.append(ast.Assign(
+                targets=[ast.Name(id=local, ctx=ast.Store())],
+                value=_call("_stm_imported", self.tx(), _name(local), _const(node.module or ""),
+                            _const(node.level), _const(alias.name), _name("__package__"))))
+        return self._located(stmts, node)
 
     def _binding_itself(self, node: ast.stmt, names: list[str]) -> ast.AST | list[ast.stmt]:
         """A statement of a function that binds ``names`` itself (def, class, import).

@@ -51,7 +51,9 @@ mirrors the barriers of this module.
 from __future__ import annotations
 
 import builtins
+import importlib.util
 import operator
+import sys
 from collections import deque
 from types import FunctionType, MethodType, ModuleType
 from typing import Any, Optional
@@ -156,6 +158,33 @@ def _module_attr(tx: Transaction, module: ModuleType, name: str) -> Any:
     except KeyError:
         raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}") from None
     return fallback(name)
+
+
+def imported_name(tx: Optional[Transaction], plain: Any, module: str, level: int,
+                  name: str, package: Optional[str]) -> Any:
+    """``from module import name`` in a function: the value as the section sees it.
+
+    Python's import reads the module's attribute plainly: no read-log entry
+    (a concurrent rebinding of ``module.name`` went unnoticed, and updates
+    were lost) and not the section's own ``module.name = v``. The statement
+    still runs (it loads the module and binds the name); the name is then
+    read again through the attribute barrier. A name the module does not
+    have as an attribute (a submodule the import system bound) keeps the
+    imported value.
+    """
+    if tx is None or tx.inevitable:
+        return plain
+    try:
+        resolved = importlib.util.resolve_name("." * level + module, package) if level else module
+    except (ImportError, ValueError):
+        return plain
+    source = sys.modules.get(resolved)
+    if not isinstance(source, ModuleType):
+        return plain
+    try:
+        return get_attr(tx, source, name)
+    except AttributeError:
+        return plain
 
 
 def versioning_module(tx: Optional[Transaction], module: ModuleType) -> None:
