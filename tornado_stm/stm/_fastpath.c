@@ -126,7 +126,7 @@ static struct {
     PyObject *python[B_COUNT];      /* the Python barriers */
     /* interned strings */
     PyObject *s_check, *s_extend, *s_kind, *s_fresh, *s_writes,
-             *s_validate_every, *s_add, *s_adopt;
+             *s_validate_every, *s_add, *s_adopt, *s_globals;
 } S;
 
 /* Returned by the helpers below when the case is not handled here: the caller
@@ -758,6 +758,8 @@ fp_get_attr(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *tx = args[0], *obj = args[1], *name = args[2];
     PyObject *const *deflt = nargs == 4 ? &args[3] : NULL;
     long kind = -1;
+    if (name == S.s_globals)            /* a module's dict handed out (barriers.get_attr) */
+        return to_python(B_GET_ATTR, args, nargs, NULL);
     if (mode == MODE_PLAIN) {
         if (tx == Py_None)
             return plain_getattr(obj, name, deflt);
@@ -1769,6 +1771,7 @@ fp_exec(PyObject *module)
                 || !(S.s_fresh = PyUnicode_InternFromString("fresh"))
                 || !(S.s_writes = PyUnicode_InternFromString("writes"))
                 || !(S.s_validate_every = PyUnicode_InternFromString("VALIDATE_EVERY"))
+                || !(S.s_globals = PyUnicode_InternFromString("__globals__"))
                 || !(S.s_add = PyUnicode_InternFromString("add"))
                 || !(S.s_adopt = PyUnicode_InternFromString("adopt")))
             return -1;

@@ -85,6 +85,8 @@ def current() -> Optional[Transaction]:
 # -- attributes -------------------------------------------------------------
 
 def get_attr(tx: Optional[Transaction], obj: Any, name: str, *default: Any) -> Any:
+    if name == "__globals__":
+        _globals_handed_out(tx, obj)
     if tx is None or tx.inevitable:
         if tx is not None and read_kind(type(obj), name)[0] == NONDATA:
             return _read_nondata_in_place(obj, name, default)
@@ -185,6 +187,16 @@ def imported_name(tx: Optional[Transaction], plain: Any, module: str, level: int
         return get_attr(tx, source, name)
     except AttributeError:
         return plain
+
+
+def _globals_handed_out(tx: Optional[Transaction], function: Any) -> None:
+    """``f.__globals__`` is its module's dict: writes through it must be versioned
+    like ``vars(module)``'s (versioning_module)."""
+    if not isinstance(function, FunctionType):
+        return
+    module = sys.modules.get(getattr(function, "__module__", None) or "")
+    if isinstance(module, ModuleType) and module.__dict__ is function.__globals__:
+        versioning_module(tx, module)
 
 
 def versioning_module(tx: Optional[Transaction], module: ModuleType) -> None:
