@@ -553,11 +553,8 @@ class Shutdown:
     def _shut_down(self) -> None:
         first = self._next_signal(None)
         assert first is not None
-        self.signalled.set()
         deadline = time.monotonic() + self.timeout
         name = signal.Signals(first).name
-        print(f"tornado-stm serve: {name}: no new connections; finishing requests in flight "
-              f"(at most {self.timeout:g}s; {name} again stops at once)", flush=True)
         while not self.ready.is_set():   # the application is still starting
             again = self._next_signal(0.05)
             if again is not None:
@@ -565,6 +562,12 @@ class Shutdown:
                                  128 + again, wait=0.0)
         for serving in self.servings:
             serving.tracker.closing = True
+        # Said once it is true (a request arriving from now on is refused),
+        # and before the loops stop (then the process ends).
+        print(f"tornado-stm serve: {name}: no new connections; finishing requests in flight "
+              f"(at most {self.timeout:g}s; {name} again stops at once)", flush=True)
+        self.signalled.set()        # a loop that starts serving from now on stops at once
+        for serving in self.servings:
             serving.call(lambda serving=serving: serving.begin and serving.begin())
         again = self._next_signal(max(0.0, deadline - time.monotonic()))
         if again is not None:
