@@ -394,8 +394,9 @@ class TransactionQueue:
             self._idle.notify_all()
         # Only in threads inside a transaction: an idle worker just returns,
         # and one that has left _work() must not be hit.
-        for ident in list(self._in_transaction):
-            _raise_in_thread(ident, KeyboardInterrupt)
+        with self._lock:
+            for ident in list(self._in_transaction):
+                _raise_in_thread(ident, KeyboardInterrupt)
         # Not Thread.join()/is_alive(): after a join interrupted by Ctrl-C,
         # 3.11 may report the joined thread stopped while it still runs.
         deadline = _time.monotonic() + self.INTERRUPT_GRACE_SECONDS
@@ -424,15 +425,21 @@ class TransactionQueue:
     def _worker(self) -> None:
         _running.queue = self
         try:
-            self._work()
+            try:
+                self._work()
+            finally:
+                _running.queue = None
+                with self._lock:
+                    self._live_workers -= 1
+                    self._idle.notify_all()
+            # _interrupt() targets only threads inside a transaction, under
+            # the lock; one it raised in may see it late, even here: a
+            # KeyboardInterrupt still pending is dropped, not printed as an
+            # "Exception in thread".
+            _raise_in_thread(threading.get_ident(), None)
         except KeyboardInterrupt:
             if self._error is None:  # not raised in this thread by _interrupt()
                 raise
-        finally:
-            _running.queue = None
-            with self._lock:
-                self._live_workers -= 1
-                self._idle.notify_all()
 
     def _work(self) -> None:
         while True:
@@ -450,8 +457,8 @@ class TransactionQueue:
                         self._error = exc
                         self._pending.clear()
             finally:
-                self._in_transaction.discard(me)
                 with self._lock:
+                    self._in_transaction.discard(me)
                     self._busy -= 1
                     self.number_of_transactions += 1
                     self._idle.notify_all()
@@ -464,11 +471,13 @@ class TransactionQueue:
         queue.run(nb_segments)
 
 
-def _raise_in_thread(ident: int, exception: type) -> None:
-    """Raise ``exception`` in the thread ``ident`` when it next runs Python code."""
+def _raise_in_thread(ident: int, exception: Optional[type]) -> None:
+    """Raise ``exception`` in the thread ``ident`` when it next runs Python code
+    (None: drop the one still pending there)."""
     import ctypes
 
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(exception))
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(
+        ctypes.c_ulong(ident), None if exception is None else ctypes.py_object(exception))
 
 
 class _GeneratorStep:
