@@ -558,8 +558,7 @@ class Shutdown:
         while not self.ready.is_set():   # the application is still starting
             again = self._next_signal(0.05)
             if again is not None:
-                return self._cut(f"{signal.Signals(again).name} again: stopped at once",
-                                 128 + again, wait=0.0)
+                return self._cut_again(again, wait=0.0)
         for serving in self.servings:
             serving.tracker.closing = True
         # Said once it is true (a request arriving from now on is refused),
@@ -571,10 +570,13 @@ class Shutdown:
             serving.call(lambda serving=serving: serving.begin and serving.begin())
         again = self._next_signal(max(0.0, deadline - time.monotonic()))
         if again is not None:
-            return self._cut(f"{signal.Signals(again).name} again: stopped at once",
-                             128 + again, wait=0.3)
+            return self._cut_again(again, wait=0.3)
         return self._cut(f"shutdown timeout of {self.timeout:g}s passed", 1,
                          wait=self.CUT_WAIT_SECONDS)
+
+    def _cut_again(self, signum: int, wait: float) -> None:
+        """A second signal: stop at once, with status 128 + its number."""
+        self._cut(f"{signal.Signals(signum).name} again: stopped at once", 128 + signum, wait)
 
     def _cut(self, why: str, status: int, wait: float) -> None:
         if not self.ending.acquire(blocking=False):

@@ -392,10 +392,10 @@ class TransactionQueue:
                 self._error = exc
             self._pending.clear()
             self._idle.notify_all()
-        # Only in threads inside a transaction: an idle worker just returns,
-        # and one that has left _work() must not be hit.
-        with self._lock:
-            for ident in list(self._in_transaction):
+            # Only in threads inside a transaction (they leave it under this
+            # lock): an idle worker just returns, and one that has left
+            # _work() must not be hit.
+            for ident in self._in_transaction:
                 _raise_in_thread(ident, KeyboardInterrupt)
         # Not Thread.join()/is_alive(): after a join interrupted by Ctrl-C,
         # 3.11 may report the joined thread stopped while it still runs.

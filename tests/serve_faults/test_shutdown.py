@@ -164,30 +164,31 @@ def _start_slow_app(tmp_path) -> tuple[subprocess.Popen, str]:
     return process, output_path
 
 
-def test_a_signal_during_start_up_is_a_graceful_stop(tmp_path) -> None:
-    """It used to come before serve's handlers: the default action killed the process."""
+def _signalled_during_start_up(tmp_path, *signals: signal.Signals,
+                               exit_within: float = 30) -> tuple[int, str]:
+    """serve's exit status and output when ``signals`` come while the app is loading."""
     process, output_path = _start_slow_app(tmp_path)
     try:
-        process.send_signal(signal.SIGTERM)
-        status = process.wait(30)
+        for index, signum in enumerate(signals):
+            if index:
+                time.sleep(0.3)
+            process.send_signal(signum)
+        status = process.wait(exit_within)
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
-    output = open(output_path, errors="replace").read()
+    return status, open(output_path, errors="replace").read()
+
+
+def test_a_signal_during_start_up_is_a_graceful_stop(tmp_path) -> None:
+    """It used to come before serve's handlers: the default action killed the process."""
+    status, output = _signalled_during_start_up(tmp_path, signal.SIGTERM)
     assert status == 0, output
     assert "SIGTERM: no new connections" in output and "Traceback" not in output, output
 
 
 def test_a_second_signal_during_start_up_stops_at_once(tmp_path) -> None:
-    process, output_path = _start_slow_app(tmp_path)
-    try:
-        process.send_signal(signal.SIGTERM)
-        time.sleep(0.3)
-        process.send_signal(signal.SIGINT)
-        status = process.wait(10)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-    output = open(output_path, errors="replace").read()
+    status, output = _signalled_during_start_up(tmp_path, signal.SIGTERM, signal.SIGINT,
+                                                exit_within=10)
     assert status == 128 + signal.SIGINT, output
     assert "SIGINT again: stopped at once" in output, output

@@ -124,7 +124,7 @@ def _read_nondata_in_place(obj: Any, name: str, default: tuple) -> Any:
     place by an inevitable section: one may store its answer in the instance
     (``functools.cached_property``), so the read is a versioned write of
     ``obj.name``. A section that saw no value there must not commit beside it."""
-    return direct_write((stripe_of_key(id(obj), name),), getattr, obj, name, *default)
+    return direct_write(_attr_stripes(obj, name), getattr, obj, name, *default)
 
 
 def instance_dict(tx: Optional[Transaction], obj: Any, read: Any = operator.attrgetter("__dict__")
@@ -457,6 +457,13 @@ def iterate(tx: Optional[Transaction], obj: Any) -> Any:
         return obj
     if isinstance(obj, CONTAINER_TYPES):
         return tx.read_shadow(obj)
+    return _read_in_place(tx, obj)
+
+
+def _read_in_place(tx: Transaction, obj: Any) -> Any:
+    """What plain code reads for ``obj``, neither a container nor the section's own:
+    an iterator or generator another section made is consumed in place, which
+    no abort could undo, so the section becomes inevitable first."""
     if is_shared_iterator(obj):
         tx.become_inevitable(ADVANCING_A_SHARED_ITERATOR)
     return read_other_shared(tx, obj)
@@ -516,12 +523,7 @@ def view(tx: Optional[Transaction], obj: Any) -> Any:
     owner = bound_container(obj)
     if owner is not None and id(owner) not in tx.private:
         return getattr(tx.read_shadow(owner), obj.__name__)
-    if is_shared_iterator(obj):
-        # Unpacked or starred (``[*it]``, ``f(*it)``, ``a, *b = it``), it is
-        # consumed in place, which no abort could undo.
-        tx.become_inevitable(ADVANCING_A_SHARED_ITERATOR)
-        return obj
-    return read_other_shared(tx, obj)
+    return _read_in_place(tx, obj)   # an iterator unpacked or starred: ``[*it]``, ``f(*it)``
 
 
 def deep_view(tx: Optional[Transaction], obj: Any) -> Any:

@@ -286,14 +286,11 @@ def _finalizer_entry(fn: Callable[..., Any]) -> Callable[..., Any]:
     def finalizer_entry(self: Any) -> Any:
         if _local is None:                  # the interpreter is finalizing this module
             return fn(self)
-        tx = _local.tx
-        if tx is None:
-            return fn(self) if _module_body.depth else run_section(fn, (self,))
-        # Else resurrected until it runs, as a section of its own.
-        if not _put_off_if_inside_a_section(functools.partial(run_section, fn, (self,)), fn,
-                                            self):
+        if _local.tx is None and _module_body.depth:
             return fn(self)
-        return None
+        # A section of its own, or a plain call inside the running section
+        # (run_section); put off, the object is resurrected until it runs.
+        return _finalize_now_or_after(functools.partial(run_section, fn, (self,)), fn, self)
 
     _wraps(finalizer_entry, fn)
     INSTRUMENTED_CODES.add(finalizer_entry.__code__)
@@ -304,25 +301,24 @@ def _finalizer_entry(fn: Callable[..., Any]) -> Callable[..., Any]:
 _finalize_call = weakref.finalize.__call__
 
 
-def _put_off_if_inside_a_section(action: Callable[[], Any], shown_as: Any,
-                                 obj: Any = None) -> bool:
-    """Defer a finalizer's ``action`` to the end of the running section; False if none runs.
+def _finalize_now_or_after(action: Callable[[], Any], shown_as: Any, obj: Any = None) -> Any:
+    """Run a finalizer's ``action`` now, or put it off to the end of the running section.
 
     A finalizer runs where its object dies, which inside a section is
     usually not that section's doing (a commit's publication dropped the
     last reference, a cycle was collected): its writes would join that
-    section, and be lost with it if it aborts. It runs in place when the
-    section cannot abort (it is inevitable), when the dying object
-    (``obj``, if known) was made by the running attempt, and in the
-    throwaway transaction an aborted attempt's objects die in (their
-    finalizers' writes are dropped with them).
+    section, and be lost with it if it aborts. It runs now outside any
+    section, when the section cannot abort (it is inevitable), when the
+    dying object (``obj``, if known) was made by the running attempt, and
+    in the throwaway transaction an aborted attempt's objects die in (their
+    finalizers' writes are dropped with them). Put off, it returns None.
     """
     tx = _local.tx if _local is not None else None
     if (tx is None or tx.inevitable or tx.releasing_own or tx.doomed is _DROPPED
             or (obj is not None and (id(obj) in tx.private or id(obj) in tx.made))):
-        return False
+        return action()
     _finalizers.pending.append((action, shown_as))
-    return True
+    return None
 
 
 def _finalize_from_a_weakref(self: weakref.finalize, dead_ref: Any = None) -> Any:
@@ -333,19 +329,16 @@ def _finalize_from_a_weakref(self: weakref.finalize, dead_ref: Any = None) -> An
     function, is then a section of its own. An explicit ``f()`` by the
     program is an ordinary call.
     """
-    if dead_ref is None or not _put_off_if_inside_a_section(
-            functools.partial(_finalize_call, self, dead_ref), self):
-        return _finalize_call(self, dead_ref)
-    return None
+    if dead_ref is None:
+        return _finalize_call(self)
+    return _finalize_now_or_after(functools.partial(_finalize_call, self, dead_ref), self)
 
 
 def after_the_section(callback: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """``callback`` for ``weakref.ref(obj, callback)``: run inside a section, it waits for its end."""
 
     def weakref_callback(dead_ref: Any) -> Any:
-        if not _put_off_if_inside_a_section(functools.partial(callback, dead_ref), callback):
-            return callback(dead_ref)
-        return None
+        return _finalize_now_or_after(functools.partial(callback, dead_ref), callback)
 
     return weakref_callback
 
@@ -425,14 +418,10 @@ class _StepsUnderW:
             # so is every other thread.
             self._frame.close()
             return
-        tx = _local.tx
         # Collected inside a section that did not make it (a program's own
         # close() of such a generator has made the section inevitable
         # first): the frame's ``finally`` runs after that section, as a step.
-        if (tx is None
-                or not _put_off_if_inside_a_section(functools.partial(_step, self._frame.close),
-                                                    self._frame, self)):
-            _step(self._frame.close)
+        _finalize_now_or_after(functools.partial(_step, self._frame.close), self._frame, self)
 
 
 def _generator_steps(frame: Any) -> Any:

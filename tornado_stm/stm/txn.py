@@ -218,6 +218,10 @@ def _copy(obj: Any) -> Any:
     return copy.copy(obj)          # deque, OrderedDict, Counter, defaultdict, subclasses
 
 
+#: Transaction.made before the attempt drops its registry of what it made.
+_NONE_MADE: frozenset[int] = frozenset()
+
+
 class Transaction:
     """One attempt of one atomic section; see the module docstring."""
 
@@ -231,8 +235,9 @@ class Transaction:
         #: id -> object created in this section (kept alive so ids stay unique).
         self.private: dict[int, Any] = {}
         #: ids of objects this attempt made that ``private`` no longer holds
-        #: (a finalizer of one belongs to the attempt: section._finalizer_entry).
-        self.made: set[int] = set()
+        #: (a finalizer of one belongs to the attempt: section._finalizer_entry);
+        #: most sections never drop a registry, so none is allocated for them.
+        self.made: frozenset[int] = _NONE_MADE
         #: True while dropping ``private``: what dies then, this attempt made.
         self.releasing_own = False
         #: id(obj) -> [obj, {name: value or DELETED}]
@@ -758,7 +763,7 @@ class Transaction:
         private, self.private = self.private, {}
         if not private:
             return
-        self.made.update(private)
+        self.made = self.made.union(private)
         self.releasing_own = True
         try:
             del private
