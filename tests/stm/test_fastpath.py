@@ -497,18 +497,46 @@ def test_a_newer_version_extends_the_snapshot_or_aborts() -> None:
 
 
 @needs_c
-def test_every_validate_every_reads_the_snapshot_is_checked(monkeypatch) -> None:
+def test_every_validate_every_reads_the_snapshot_is_checked() -> None:
     from tornado_stm.stm import txn
     from tornado_stm.stm.txn import AbortSection
-    monkeypatch.setattr(txn, "VALIDATE_EVERY", 3)
-    for impl in (fastpath.PYTHON, fastpath.C):
-        tx = new_tx("opt")
-        impl["get_item"](tx, LIST, 0)
-        tx.doomed = AbortSection("test")
-        impl["get_item"](tx, LIST, 1)
-        with pytest.raises(AbortSection):
-            impl["get_item"](tx, LIST, 2)               # the third read validates
-        assert tx.read_count == 3
+    saved = txn.VALIDATE_EVERY[0]
+    txn.VALIDATE_EVERY[0] = 3           # the list the C barriers hold, changed in place
+    try:
+        for impl in (fastpath.PYTHON, fastpath.C):
+            tx = new_tx("opt")
+            impl["get_item"](tx, LIST, 0)
+            tx.doomed = AbortSection("test")
+            impl["get_item"](tx, LIST, 1)
+            with pytest.raises(AbortSection):
+                impl["get_item"](tx, LIST, 2)               # the third read validates
+            assert tx.read_count == 3
+    finally:
+        txn.VALIDATE_EVERY[0] = saved
+
+
+@needs_c
+def test_the_privacy_answer_follows_the_private_dict() -> None:
+    """C keeps "is obj private?" per thread, keyed by the dict's version tag:
+    an object made private, or no longer private, is answered anew."""
+    tx = new_tx("opt")
+    private(tx, [0])                    # a non-empty private dict: the cached path
+    row = [1, 2]
+    stripe = stripe_of_object(id(row))
+
+    def read_is_versioned() -> bool:
+        tx.reads.discard(stripe)
+        assert fastpath.C["get_item"](tx, row, 1) == 2
+        return stripe in tx.reads
+
+    assert read_is_versioned() and read_is_versioned()
+    private(tx, row)
+    assert not read_is_versioned() and not read_is_versioned()
+    del tx.private[id(row)]
+    assert read_is_versioned()
+    tx.private.clear()
+    private(tx, row)
+    assert not read_is_versioned()
 
 
 # -- the engine's tests with the other backend ----------------------------------------

@@ -107,7 +107,9 @@ static struct {
     PyTypeObject *tx_type;          /* txn.Transaction */
     PyMemberDef *m_rv, *m_reads, *m_private, *m_attrs, *m_containers, *m_inevitable,
                 *m_read_count;
-    PyObject *txn_dict;             /* txn's globals: VALIDATE_EVERY is read at each use */
+    PyTypeObject *policy_type;      /* policy.CallPolicy (a frozen dataclass with slots) */
+    PyMemberDef *m_kind, *m_writes, *m_fresh;
+    PyObject *validate_every;       /* txn.VALIDATE_EVERY: [reads between validations] */
     PyObject *versions;             /* versions.VERSIONS */
     uint64_t stripe_mask, key_salt;
     PyObject *immutable_types;      /* attrkinds.IMMUTABLE_TYPES */
@@ -125,8 +127,8 @@ static struct {
     PyObject *builtins_dict;
     PyObject *python[B_COUNT];      /* the Python barriers */
     /* interned strings */
-    PyObject *s_check, *s_extend, *s_kind, *s_fresh, *s_writes,
-             *s_validate_every, *s_add, *s_adopt, *s_globals;
+    PyObject *s_check, *s_extend,
+             *s_add, *s_adopt, *s_globals;
 } S;
 
 /* Returned by the helpers below when the case is not handled here: the caller
@@ -208,17 +210,15 @@ slot(PyObject *tx, PyMemberDef *member)
     return Py_NewRef(value);
 }
 
-enum { MODE_ERROR = -1, MODE_OPTIMISTIC = 0, MODE_PLAIN = 1, MODE_PYTHON = 2, MODE_DONE = 3 };
+enum { MODE_ERROR = -1, MODE_OPTIMISTIC = 0, MODE_PLAIN = 1, MODE_DONE = 2 };
 
 /* MODE_PLAIN when ``tx is None or tx.inevitable``, MODE_OPTIMISTIC for an
- * optimistic Transaction, MODE_PYTHON for anything else passed as tx. */
+ * optimistic Transaction (enter() has checked that tx is one or the other). */
 static int
 tx_mode(PyObject *tx)
 {
     if (tx == Py_None)
         return MODE_PLAIN;
-    if (Py_TYPE(tx) != S.tx_type)
-        return MODE_PYTHON;
     PyObject *inevitable = slot(tx, S.m_inevitable);
     if (inevitable == NULL)
         return MODE_ERROR;
@@ -229,6 +229,68 @@ tx_mode(PyObject *tx)
     return truth ? MODE_PLAIN : MODE_OPTIMISTIC;
 }
 
+/* -- privacy: ``id(obj) in tx.private`` ------------------------------------ */
+
+/* A section's hot loops ask again and again about the same few objects (a
+ * private frontier, the rows of a shared grid). The answer is kept per
+ * thread, keyed by the private dict, its version tag and the object: a dict's
+ * ma_version_tag changes at every insertion and deletion and is never reused
+ * (PEP 509), so an entry whose tag still matches still tells the truth. An
+ * object cannot be freed and replaced at its address under an unchanged tag
+ * while it matters: a private object is kept alive by the dict, and a new
+ * object made private is an insertion. Checked at configure (dict_versions);
+ * without version tags (3.14 dropped them) every question goes to the dict. */
+#define PRIVACY_CACHE_SIZE 256
+typedef struct {
+    PyObject *dict;             /* identities only: never dereferenced */
+    PyObject *obj;
+    uint64_t version;
+    int answer;
+} PrivacyEntry;
+static THREAD_LOCAL PrivacyEntry privacy_cache[PRIVACY_CACHE_SIZE];
+static int dict_versions_usable;
+
+#if PY_VERSION_HEX < 0x030E0000
+#  if defined(__GNUC__)
+#    pragma GCC diagnostic push
+#    pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#  endif
+static inline uint64_t
+dict_version(PyObject *d)
+{
+    return ((PyDictObject *)d)->ma_version_tag;
+}
+#  if defined(__GNUC__)
+#    pragma GCC diagnostic pop
+#  endif
+#else
+static inline uint64_t
+dict_version(PyObject *d)
+{
+    (void)d;
+    return 0;
+}
+#endif
+
+/* 1 when this interpreter's dicts change their version tag at each
+ * insertion and deletion (the privacy cache relies on it). */
+static int
+dict_versions(void)
+{
+    PyObject *d = PyDict_New();
+    if (d == NULL)
+        return -1;
+    uint64_t empty = dict_version(d);
+    int ok = PyDict_SetItem(d, Py_None, Py_None);
+    uint64_t one = dict_version(d);
+    ok = ok < 0 ? ok : PyDict_DelItem(d, Py_None);
+    uint64_t none = dict_version(d);
+    Py_DECREF(d);
+    if (ok < 0)
+        return -1;
+    return one != empty && none != one && none != empty;
+}
+
 /* ``id(obj) in tx.private`` (1, 0, or -1 on error). */
 static int
 is_private(PyObject *tx, PyObject *obj)
@@ -236,17 +298,29 @@ is_private(PyObject *tx, PyObject *obj)
     PyObject *private = slot(tx, S.m_private);
     if (private == NULL)
         return -1;
-    if (PyDict_CheckExact(private) && PyDict_GET_SIZE(private) == 0) {
+    if (!PyDict_CheckExact(private)) {
+        PyObject *key = PyLong_FromVoidPtr(obj);
+        int found = key == NULL ? -1 : PySequence_Contains(private, key);
+        Py_XDECREF(key);
+        Py_DECREF(private);
+        return found;
+    }
+    if (PyDict_GET_SIZE(private) == 0) {
         Py_DECREF(private);             /* common, and no id() to allocate */
         return 0;
     }
-    PyObject *key = PyLong_FromVoidPtr(obj);
-    if (key == NULL) {
+    PrivacyEntry *entry = &privacy_cache[((uintptr_t)obj >> 4) & (PRIVACY_CACHE_SIZE - 1)];
+    uint64_t version = dict_version(private);
+    if (dict_versions_usable && entry->dict == private && entry->obj == obj
+            && entry->version == version) {
         Py_DECREF(private);
-        return -1;
+        return entry->answer;
     }
-    int found = PySequence_Contains(private, key);
-    Py_DECREF(key);
+    PyObject *key = PyLong_FromVoidPtr(obj);
+    int found = key == NULL ? -1 : PyDict_Contains(private, key);
+    Py_XDECREF(key);
+    if (found >= 0 && dict_versions_usable && version != 0)
+        *entry = (PrivacyEntry){private, obj, version, found};
     Py_DECREF(private);
     return found;
 }
@@ -327,8 +401,8 @@ is_immutable_type(PyObject *obj)
 
 /* The prologue of the read barriers: MODE_PLAIN when the plain operation is
  * the answer (tx None or inevitable, obj private to the section, or, when
- * ``immutable_too``, obj of an immutable builtin type), MODE_OPTIMISTIC,
- * MODE_PYTHON (tx is not a Transaction) or MODE_ERROR. */
+ * ``immutable_too``, obj of an immutable builtin type), MODE_OPTIMISTIC or
+ * MODE_ERROR. */
 static int
 read_mode(PyObject *tx, PyObject *obj, int immutable_too)
 {
@@ -343,30 +417,38 @@ read_mode(PyObject *tx, PyObject *obj, int immutable_too)
     return plain ? MODE_PLAIN : MODE_OPTIMISTIC;
 }
 
-/* The prologue of the read barriers. Returns MODE_PLAIN or MODE_OPTIMISTIC
- * for the barrier to go on with, or MODE_DONE with *result its answer: the
- * Python barrier's (arguments this code does not handle, ``args_ok`` false;
- * tx not a Transaction), or NULL with an exception. The mode is that of the
- * object at ``args[obj_at]`` (see read_mode), or of tx alone when obj_at < 0. */
+/* The prologue of every barrier that takes a transaction first: the module
+ * is configured, the arguments have the shape the C code handles
+ * (``args_ok``, which implies at least one argument) and args[0] is None or
+ * a Transaction. Returns 1 to go on; 0 when the barrier is done, with
+ * *result the Python barrier's answer (or NULL with an exception). */
 static int
-barrier_prologue(int barrier, int args_ok, PyObject *const *args, Py_ssize_t nargs,
-                 int obj_at, int immutable_too, PyObject **result)
+enter(int barrier, int args_ok, PyObject *const *args, size_t nargsf, PyObject *kwnames,
+      PyObject **result)
 {
     *result = NULL;
     if (!S.configured) {
         (void)NOT_CONFIGURED();
-        return MODE_DONE;
+        return 0;
     }
-    int mode = MODE_PYTHON;
-    if (args_ok)
-        mode = obj_at < 0 ? tx_mode(args[0]) : read_mode(args[0], args[obj_at], immutable_too);
-    if (mode == MODE_ERROR)
+    if (args_ok && (args[0] == Py_None || Py_TYPE(args[0]) == S.tx_type))
+        return 1;
+    *result = to_python(barrier, args, nargsf, kwnames);
+    return 0;
+}
+
+/* enter(), then the mode of the read barriers: MODE_PLAIN or MODE_OPTIMISTIC
+ * for the barrier to go on with, or MODE_DONE with *result its answer. The
+ * mode is that of the object at ``args[obj_at]`` (see read_mode), or of tx
+ * alone when obj_at < 0. */
+static int
+barrier_prologue(int barrier, int args_ok, PyObject *const *args, Py_ssize_t nargs,
+                 int obj_at, int immutable_too, PyObject **result)
+{
+    if (!enter(barrier, args_ok, args, nargs, NULL, result))
         return MODE_DONE;
-    if (mode == MODE_PYTHON) {
-        *result = to_python(barrier, args, nargs, NULL);
-        return MODE_DONE;
-    }
-    return mode;
+    int mode = obj_at < 0 ? tx_mode(args[0]) : read_mode(args[0], args[obj_at], immutable_too);
+    return mode == MODE_ERROR ? MODE_DONE : mode;
 }
 
 /* calls.is_shared_iterator, privacy aside: the type has __next__. */
@@ -481,77 +563,40 @@ add_read(PyObject *tx, Py_ssize_t stripe)
     return status;
 }
 
-/* ``self.read_count += 1; if not self.read_count % VALIDATE_EVERY: self.check()`` */
+/* ``self.read_count += 1; if not self.read_count % VALIDATE_EVERY[0]: self.check()``
+ * (a count is a C integer here: no section reads 2**63 times). */
 static int
 count_read(PyObject *tx)
 {
     PyObject *count = slot(tx, S.m_read_count);
     if (count == NULL)
         return -1;
-    PyObject *next;
-    long long n = 0;
-    int overflow = 1;
-    if (PyLong_CheckExact(count)) {
-        n = PyLong_AsLongLongAndOverflow(count, &overflow);
-        if (n == -1 && PyErr_Occurred()) {
-            Py_DECREF(count);
-            return -1;
-        }
-    }
-    if (!overflow && n < LLONG_MAX) {
-        next = PyLong_FromLongLong(++n);
-    }
-    else {
-        PyObject *one = PyLong_FromLong(1);
-        next = one == NULL ? NULL : PyNumber_InPlaceAdd(count, one);
-        Py_XDECREF(one);
-        overflow = 1;
-    }
+    long long n = PyLong_AsLongLong(count);
     Py_DECREF(count);
+    if (n == -1 && PyErr_Occurred())
+        return -1;
+    PyObject *next = PyLong_FromLongLong(++n);
     if (next == NULL)
         return -1;
     /* ``self.read_count = next``: a plain store, for the reason given at slot() */
     PyObject **address = (PyObject **)((char *)tx + S.m_read_count->offset);
     PyObject *previous = *address;
-    *address = Py_NewRef(next);
+    *address = next;
     Py_XDECREF(previous);
-    PyObject *every;
-    if (PyDict_GetItemRef(S.txn_dict, S.s_validate_every, &every) <= 0) {
-        Py_DECREF(next);
+    PyObject *every = PyList_GetItemRef(S.validate_every, 0);
+    long long period = every == NULL ? -1 : PyLong_AsLongLong(every);
+    Py_XDECREF(every);
+    if (period <= 0) {
         if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_NameError, "name 'VALIDATE_EVERY' is not defined");
+            PyErr_SetString(PyExc_ValueError, "txn.VALIDATE_EVERY[0] must be a positive int");
         return -1;
     }
-    int truth = -1;
-    long long period = 0;
-    if (!overflow && PyLong_CheckExact(every)) {
-        int big;
-        period = PyLong_AsLongLongAndOverflow(every, &big);
-        if (big || (period == -1 && PyErr_Occurred())) {
-            PyErr_Clear();
-            period = 0;
-        }
-    }
-    if (period != 0) {
-        truth = n % period != 0;     /* zero exactly when Python's % is zero */
-    }
-    else {                           /* not two C integers (or 0): Python's own % */
-        PyObject *rest = PyNumber_Remainder(next, every);
-        if (rest != NULL) {
-            truth = PyObject_IsTrue(rest);
-            Py_DECREF(rest);
-        }
-    }
-    Py_DECREF(every);
-    Py_DECREF(next);
-    if (truth < 0)
+    if (n % period)
+        return 0;
+    PyObject *r = PyObject_CallMethodNoArgs(tx, S.s_check);
+    if (r == NULL)
         return -1;
-    if (!truth) {
-        PyObject *r = PyObject_CallMethodNoArgs(tx, S.s_check);
-        if (r == NULL)
-            return -1;
-        Py_DECREF(r);
-    }
+    Py_DECREF(r);
     return 0;
 }
 
@@ -838,12 +883,13 @@ fp_get_attr(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 static PyObject *
 private_write(int barrier, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (!S.configured)
-        return NOT_CONFIGURED();
     int attr = barrier == B_SET_ATTR || barrier == B_DEL_ATTR;
     int set = barrier == B_SET_ATTR || barrier == B_SET_ITEM;
-    if (nargs != (set ? 4 : 3) || (attr && !PyUnicode_Check(args[2])) || args[0] == Py_None
-            || Py_TYPE(args[0]) != S.tx_type)
+    PyObject *result;
+    if (!enter(barrier, nargs == (set ? 4 : 3) && (!attr || PyUnicode_Check(args[2])), args,
+               nargs, NULL, &result))
+        return result;
+    if (args[0] == Py_None)             /* direct mode: Python's */
         return to_python(barrier, args, nargs, NULL);
     int private = is_private(args[0], args[1]);
     if (private < 0)
@@ -1062,8 +1108,6 @@ value_is_plain(PyObject *tx, PyObject *obj, int tuples_plain)
     int mode = tx_mode(tx);
     if (mode == MODE_ERROR)
         return -1;
-    if (mode == MODE_PYTHON)
-        return 0;
     if (mode == MODE_PLAIN)
         return 1;
     int private = is_private(tx, obj);
@@ -1077,10 +1121,9 @@ value_is_plain(PyObject *tx, PyObject *obj, int tuples_plain)
 static PyObject *
 value_barrier(int barrier, int tuples_plain, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (!S.configured)
-        return NOT_CONFIGURED();
-    if (nargs != 2)
-        return to_python(barrier, args, nargs, NULL);
+    PyObject *result;
+    if (!enter(barrier, nargs == 2, args, nargs, NULL, &result))
+        return result;
     int plain = value_is_plain(args[0], args[1], tuples_plain);
     if (plain < 0)
         return NULL;
@@ -1153,11 +1196,6 @@ static long
 plain_operator(int barrier, long count, int tuples_plain, PyObject *const *args,
                Py_ssize_t nargs, PyObject **result)
 {
-    *result = NULL;
-    if (!S.configured) {
-        (void)NOT_CONFIGURED();
-        return -1;
-    }
     long op = -1;
     if (nargs == 4 && PyLong_CheckExact(args[1])) {
         op = PyLong_AsLong(args[1]);
@@ -1166,7 +1204,9 @@ plain_operator(int barrier, long count, int tuples_plain, PyObject *const *args,
             op = -1;
         }
     }
-    int plain = op < 0 ? 0 : value_is_plain(args[0], args[2], tuples_plain);
+    if (!enter(barrier, op >= 0, args, nargs, NULL, result))
+        return -1;
+    int plain = value_is_plain(args[0], args[2], tuples_plain);
     if (plain > 0)
         plain = value_is_plain(args[0], args[3], tuples_plain);
     if (plain < 0)
@@ -1204,17 +1244,14 @@ static THREAD_LOCAL unsigned int ticks = 0;
 static PyObject *
 fp_tick(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (!S.configured)
-        return NOT_CONFIGURED();
-    if (nargs != 1)
-        return to_python(B_TICK, args, nargs, NULL);
+    PyObject *result;
+    if (!enter(B_TICK, nargs == 1, args, nargs, NULL, &result))
+        return result;
     if (++ticks % TICKS_PER_CHECK)
         Py_RETURN_NONE;
     int mode = tx_mode(args[0]);
     if (mode == MODE_ERROR)
         return NULL;
-    if (mode == MODE_PYTHON)
-        return to_python(B_TICK, args, nargs, NULL);
     if (mode == MODE_OPTIMISTIC && count_read(args[0]) < 0)
         return NULL;
     Py_RETURN_NONE;
@@ -1223,10 +1260,9 @@ fp_tick(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 static PyObject *
 fp_new(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (!S.configured)
-        return NOT_CONFIGURED();
-    if (nargs != 2 || (args[0] != Py_None && Py_TYPE(args[0]) != S.tx_type))
-        return to_python(B_NEW, args, nargs, NULL);
+    PyObject *result;
+    if (!enter(B_NEW, nargs == 2, args, nargs, NULL, &result))
+        return result;
     if (args[0] != Py_None && mark_private(args[0], args[1]) < 0)
         return NULL;
     return Py_NewRef(args[1]);
@@ -1301,7 +1337,7 @@ bound_to_an_object(PyObject *f)
 static int
 writes_private_args(PyObject *tx, PyObject *rule, PyObject *const *args, Py_ssize_t n)
 {
-    PyObject *writes = PyObject_GetAttr(rule, S.s_writes);
+    PyObject *writes = slot(rule, S.m_writes);
     if (writes == NULL)
         return -1;
     int result = PyTuple_CheckExact(writes);
@@ -1323,7 +1359,7 @@ writes_private_args(PyObject *tx, PyObject *rule, PyObject *const *args, Py_ssiz
 static PyObject *
 fresh(PyObject *tx, PyObject *rule, PyObject *result)
 {
-    PyObject *flag = PyObject_GetAttr(rule, S.s_fresh);
+    PyObject *flag = slot(rule, S.m_fresh);
     int truth = flag == NULL ? -1 : PyObject_IsTrue(flag);
     Py_XDECREF(flag);
     if (truth > 0) {
@@ -1398,8 +1434,12 @@ optimistic_call(PyObject *tx, PyObject *f, PyObject *const *args, Py_ssize_t n,
         if (rule == NULL)
             return FALLBACK;
     }
+    if (Py_TYPE(rule) != S.policy_type) {
+        Py_DECREF(rule);                /* not a policy.CallPolicy: Python's to read */
+        return FALLBACK;
+    }
     PyObject *result = FALLBACK;
-    PyObject *kind = PyObject_GetAttr(rule, S.s_kind);
+    PyObject *kind = slot(rule, S.m_kind);
     if (kind == NULL) {
         result = NULL;
         goto done;
@@ -1464,11 +1504,10 @@ entry_target(PyObject *entry)
 static PyObject *
 fp_call(PyObject *module, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
-    if (!S.configured)
-        return NOT_CONFIGURED();
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    if (nargs < 2 || (args[0] != Py_None && Py_TYPE(args[0]) != S.tx_type))
-        return to_python(B_CALL, args, nargs, kwnames);
+    PyObject *entered;
+    if (!enter(B_CALL, nargs >= 2, args, nargs, kwnames, &entered))
+        return entered;
     PyObject *tx = args[0], *f = args[1];
     PyObject *const *call_args = args + 2;
     Py_ssize_t n = nargs - 2;
@@ -1584,7 +1623,7 @@ fp_configure(PyObject *module, PyObject *args, PyObject *kwargs)
         PyErr_SetString(PyExc_TypeError, "configure() takes keyword arguments only");
         return NULL;
     }
-    PyObject *tx_type = NULL, *txn_module = NULL, *python = NULL, *kinds = NULL,
+    PyObject *tx_type = NULL, *policy_type = NULL, *python = NULL, *kinds = NULL,
              *builtins = NULL;
     long mask, salt;
     tx_type = object_arg(kwargs, "transaction");
@@ -1601,10 +1640,24 @@ fp_configure(PyObject *module, PyObject *args, PyObject *kwargs)
             || !(S.m_inevitable = member_of(S.tx_type, "inevitable"))
             || !(S.m_read_count = member_of(S.tx_type, "read_count")))
         goto error;
-    if (!(txn_module = object_arg(kwargs, "txn_module")))
+    policy_type = object_arg(kwargs, "call_policy");
+    if (policy_type == NULL || !PyType_Check(policy_type)) {
+        if (policy_type != NULL)
+            PyErr_SetString(PyExc_TypeError, "call_policy must be a class");
         goto error;
-    S.txn_dict = PyObject_GetAttrString(txn_module, "__dict__");
-    if (S.txn_dict == NULL || !PyDict_Check(S.txn_dict))
+    }
+    S.policy_type = (PyTypeObject *)policy_type;
+    if (!(S.m_kind = member_of(S.policy_type, "kind"))
+            || !(S.m_writes = member_of(S.policy_type, "writes"))
+            || !(S.m_fresh = member_of(S.policy_type, "fresh")))
+        goto error;
+    if (!(S.validate_every = object_arg(kwargs, "validate_every"))
+            || !PyList_CheckExact(S.validate_every) || PyList_GET_SIZE(S.validate_every) != 1) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "configure(): validate_every must be a one-int list");
+        goto error;
+    }
+    if ((dict_versions_usable = dict_versions()) < 0)
         goto error;
     if (!(S.versions = object_arg(kwargs, "versions")) || !PyList_CheckExact(S.versions)
             || long_arg(kwargs, "stripe_mask", &mask) < 0 || long_arg(kwargs, "key_salt", &salt) < 0
@@ -1681,7 +1734,6 @@ fp_configure(PyObject *module, PyObject *args, PyObject *kwargs)
         goto error;
     S.builtins_dict = Py_NewRef(PyModule_GetDict(builtins));
     Py_DECREF(builtins);
-    Py_DECREF(txn_module);
     Py_DECREF(python);
     Py_DECREF(kinds);
     S.configured = 1;
@@ -1689,7 +1741,6 @@ fp_configure(PyObject *module, PyObject *args, PyObject *kwargs)
 error:
     /* A failed configure leaves the module unconfigured; the references taken
      * so far are kept (a few objects, once per process). */
-    Py_XDECREF(txn_module);
     Py_XDECREF(python);
     Py_XDECREF(kinds);
     return NULL;
@@ -1767,10 +1818,6 @@ fp_exec(PyObject *module)
     if (S.s_check == NULL) {
         if (!(S.s_check = PyUnicode_InternFromString("check"))
                 || !(S.s_extend = PyUnicode_InternFromString("extend"))
-                || !(S.s_kind = PyUnicode_InternFromString("kind"))
-                || !(S.s_fresh = PyUnicode_InternFromString("fresh"))
-                || !(S.s_writes = PyUnicode_InternFromString("writes"))
-                || !(S.s_validate_every = PyUnicode_InternFromString("VALIDATE_EVERY"))
                 || !(S.s_globals = PyUnicode_InternFromString("__globals__"))
                 || !(S.s_add = PyUnicode_InternFromString("add"))
                 || !(S.s_adopt = PyUnicode_InternFromString("adopt")))

@@ -95,7 +95,7 @@ def _configure(namespace: dict) -> None:
 
     _ext.configure(
         transaction=txn.Transaction,
-        txn_module=txn,
+        validate_every=txn.VALIDATE_EVERY,
         versions=versions.VERSIONS,
         stripe_mask=versions.STRIPE_MASK,
         key_salt=versions.KEY_SALT,
@@ -103,6 +103,7 @@ def _configure(namespace: dict) -> None:
         read_cache=attrkinds.READ_CACHE,
         kinds=(attrkinds.PLAIN, attrkinds.IMMUTABLE, attrkinds.RUN, attrkinds.MODULE,
                attrkinds.NONDATA),
+        call_policy=policy.CallPolicy,
         policy_cache=policy.LOOKUP_CACHE,
         irrevocable=policy.IRREVOCABLE,
         class_policies=calls.CLASS_POLICIES,

@@ -59,9 +59,12 @@ logger = logging.getLogger(__name__)
 KINDS = ("pure", "mutates", "deep", "handoff", "irrevocable", "special")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CallPolicy:
-    """How a section may call one uninstrumented callable."""
+    """How a section may call one uninstrumented callable.
+
+    (Slots: the C call barrier reads ``kind``, ``writes`` and ``fresh`` at
+    their offsets, not through a dict.)"""
 
     kind: str
     writes: tuple[int, ...] = ()

@@ -93,8 +93,10 @@ from tornado_stm.stm.worldlock import WORLD_LOCK
 
 #: How many times a reader waits for a stripe being committed before aborting.
 LOCKED_SPINS = 2000
-#: Every this many versioned reads, a transaction re-validates its read set.
-VALIDATE_EVERY = 1024
+#: Every this many versioned reads, a transaction re-validates its read set:
+#: ``VALIDATE_EVERY[0]``, in a one-element list (as ``versions.CLOCK``) so
+#: that the C barriers, which hold the list, see a change too.
+VALIDATE_EVERY: list[int] = [1024]
 
 #: Debug switches that break the engine on purpose, so that tests can show
 #: that they would catch a broken STM. Never set them in real use.
@@ -477,7 +479,7 @@ class Transaction:
     def tick(self) -> None:
         """Count one read (or a loop's back edge): every VALIDATE_EVERY, re-validate."""
         self.read_count += 1
-        if not self.read_count % VALIDATE_EVERY:
+        if not self.read_count % VALIDATE_EVERY[0]:
             self.check()
 
     def shadow_for_write(self, obj: Any) -> Any:
