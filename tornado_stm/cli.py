@@ -14,8 +14,7 @@ import importlib
 import logging
 import sys
 
-from tornado_stm.stm.faults import FaultSpecError
-from tornado_stm.stm.policy import PolicyError
+from tornado_stm.stm.settings import SettingError
 
 #: Modules that contribute a subcommand, in the order ``--help`` lists them.
 SUBCOMMAND_MODULES = (
@@ -77,6 +76,6 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
-    except (PolicyError, FaultSpecError) as exc:    # the environment's settings, not a bug
+    except SettingError as exc:         # the environment's settings, not a bug
         print(f"tornado-stm: {exc}", file=sys.stderr)
         return 2

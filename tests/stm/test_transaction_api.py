@@ -145,6 +145,8 @@ def test_exec_reports_a_missing_script_in_one_line(tmp_path: Path) -> None:
     ("TORNADO_STM_FAULTS", "1", "TORNADO_STM_FAULTS: unknown setting '1' (expected abort, "
                                 "delay, seed)"),
     ("TORNADO_STM_POLICY", "{missing}", "policy file {missing}: No such file or directory"),
+    ("TORNADO_STM_MAX_ABORTS", "ten", "TORNADO_STM_MAX_ABORTS='ten': not a whole number"),
+    ("TORNADO_STM_MAX_ABORTS", "0", "TORNADO_STM_MAX_ABORTS='0': must be at least 1"),
 ])
 def test_exec_reports_bad_engine_settings_in_one_line(tmp_path: Path, variable: str, value: str,
                                                       message: str) -> None:

@@ -36,13 +36,13 @@ import threading
 
 from tornado_stm.stm.log import configure as configure_log
 from tornado_stm.stm.log import flush_log
-from tornado_stm.stm.section import MAX_ABORTS, entry, run_section
+from tornado_stm.stm.section import entry, run_section
 from tornado_stm.stm.stats import reset as reset_stats
 from tornado_stm.stm.stats import snapshot as stats
 from tornado_stm.stm.txn import AbortSection, current
 from tornado_stm.stm.worldlock import WORLD_LOCK
 
-__all__ = ["AbortSection", "MAX_ABORTS", "WORLD_LOCK", "become_inevitable", "configure_log",
+__all__ = ["AbortSection", "WORLD_LOCK", "become_inevitable", "configure_log",
            "current", "entry", "flush_log", "is_atomic", "reset_stats", "run_section", "start",
            "stats"]
 
@@ -66,7 +66,8 @@ _start_lock = threading.Lock()
 def start() -> None:
     """Make the engine ready; entry points call it before any application code is loaded.
 
-    It reads ``$TORNADO_STM_FAULTS`` (:mod:`.faults`), enters the builtins
+    It reads ``$TORNADO_STM_FAULTS`` (:mod:`.faults`) and
+    ``$TORNADO_STM_MAX_ABORTS`` (:mod:`.section`), enters the builtins
     that act like barriers in the policy table
     (:mod:`.specials`), reads the user's policy file
     (``$TORNADO_STM_POLICY``), has ``weakref.finalize`` callbacks wait for
@@ -79,9 +80,12 @@ def start() -> None:
     with _start_lock:
         if _started:
             return
-        from tornado_stm.stm import barriers, fastpath, faults, policy, section, specials
+        from tornado_stm.stm import barriers, fastpath, faults, policy, section, specials, txn
 
         faults.configure_from_environment()     # before the C barriers: faults need Python's
+        section.configure_from_environment()
+        # in-place writes of inevitable sections are unlocked before W is given up
+        WORLD_LOCK.before_release(txn.release_held)
         specials.register()
         policy.load_from_environment()
         section.watch_weakref_finalizers()

@@ -61,6 +61,7 @@
 #include <structmember.h>
 #include <limits.h>
 #include <stdint.h>
+#include <string.h>
 
 /* -- compatibility with 3.11 / 3.12 ------------------------------------ */
 
@@ -539,6 +540,18 @@ rv_of(PyObject *tx)
     return value;
 }
 
+/* Stripes this thread has added to one read set lately, so that a loop
+ * reading the same rows again does not allocate an int and probe the set at
+ * every read. The filter holds a strong reference to the set it describes:
+ * that set cannot be freed and another made at its address while the
+ * entries stand. A read set only grows during an attempt (an inevitable
+ * section replaces it, and records no reads after), so "added" stays true. */
+#define READ_FILTER_SIZE 1024
+static THREAD_LOCAL PyObject *filtered_set = NULL;
+static THREAD_LOCAL uint32_t filter_generation = 0;
+static THREAD_LOCAL struct { Py_ssize_t stripe; uint32_t generation; }
+    read_filter[READ_FILTER_SIZE];
+
 /* ``tx.reads.add(stripe)`` */
 static int
 add_read(PyObject *tx, Py_ssize_t stripe)
@@ -546,6 +559,20 @@ add_read(PyObject *tx, Py_ssize_t stripe)
     PyObject *reads = slot(tx, S.m_reads);
     if (reads == NULL)
         return -1;
+    int exact = PySet_CheckExact(reads);
+    if (exact && reads != filtered_set) {
+        Py_XSETREF(filtered_set, Py_NewRef(reads));
+        if (++filter_generation == 0) {         /* wrapped: forget every entry */
+            memset(read_filter, 0, sizeof read_filter);
+            filter_generation = 1;
+        }
+    }
+    size_t at = (size_t)stripe & (READ_FILTER_SIZE - 1);
+    if (exact && read_filter[at].generation == filter_generation
+            && read_filter[at].stripe == stripe) {
+        Py_DECREF(reads);
+        return 0;
+    }
     PyObject *number = PyLong_FromSsize_t(stripe);
     int status = -1;
     if (number != NULL) {
@@ -558,6 +585,10 @@ add_read(PyObject *tx, Py_ssize_t stripe)
             Py_XDECREF(r);
         }
         Py_DECREF(number);
+    }
+    if (status == 0 && exact) {
+        read_filter[at].stripe = stripe;
+        read_filter[at].generation = filter_generation;
     }
     Py_DECREF(reads);
     return status;

@@ -69,7 +69,7 @@ from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, FRAME_TYPES, MUT
                                    is_shared_iterator, read_other_shared, record_nested)
 from tornado_stm.stm.registry import INSTRUMENTED_CODES, VERSIONED_MODULES, is_instrumented
 from tornado_stm.stm.section import ENTRY_CODE, entry_target
-from tornado_stm.stm.txn import (CONTAINER_TYPES, Transaction, _local, direct_dict_write,
+from tornado_stm.stm.txn import (CONTAINER_TYPES, Transaction, CURRENT, direct_dict_write,
                                  direct_write, hold)
 from tornado_stm.stm.versions import RESHAPE_STRIPE, stripe_of_key, stripe_of_object
 from tornado_stm.stm.worldlock import WORLD_LOCK
@@ -79,7 +79,7 @@ _BUILTINS = builtins.__dict__
 
 def current() -> Optional[Transaction]:
     """The transaction of this thread (``None`` outside sections)."""
-    return _local.tx
+    return CURRENT.tx
 
 
 # -- attributes -------------------------------------------------------------

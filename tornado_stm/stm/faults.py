@@ -26,6 +26,8 @@ import threading
 import time
 from typing import Any
 
+from tornado_stm.stm.settings import SettingError
+
 #: The abort cause of an injected fault (followed by where it struck).
 CAUSE = "injected fault"
 #: True when ``$TORNADO_STM_FAULTS`` asks for faults.
@@ -35,7 +37,7 @@ MAX_DELAY = 0.0
 _SEED: int | None = None
 
 
-class FaultSpecError(ValueError):
+class FaultSpecError(SettingError):
     """``$TORNADO_STM_FAULTS`` cannot be understood."""
 
 

@@ -54,6 +54,8 @@ from types import (BuiltinFunctionType, MethodDescriptorType, MethodType,
                    MethodWrapperType, ModuleType, WrapperDescriptorType)
 from typing import Callable, Optional
 
+from tornado_stm.stm.settings import SettingError
+
 logger = logging.getLogger(__name__)
 
 KINDS = ("pure", "mutates", "deep", "handoff", "irrevocable", "special")
@@ -78,7 +80,7 @@ PURE_FRESH = CallPolicy("pure", fresh=True)
 IRREVOCABLE = CallPolicy("irrevocable")
 
 
-class PolicyError(ValueError):
+class PolicyError(SettingError):
     """A policy entry that cannot be understood."""
 
 

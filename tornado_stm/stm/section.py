@@ -35,7 +35,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
-import os
 import random
 import sys
 import threading
@@ -47,12 +46,14 @@ from typing import Any, Callable, Iterator, Optional, TypeVar
 from tornado_stm.stm import faults
 from tornado_stm.stm import log as stmlog
 from tornado_stm.stm.registry import INSTRUMENTED_CODES, is_engine_code
+from tornado_stm.stm.settings import count_from_environment
 from tornado_stm.stm.stats import for_current_thread
-from tornado_stm.stm.txn import AbortSection, Transaction, _local, release_held
+from tornado_stm.stm.txn import AbortSection, Transaction, CURRENT, release_held
 from tornado_stm.stm.worldlock import WORLD_LOCK
 
-#: Aborts of one section after which it runs inevitably (guaranteed progress).
-MAX_ABORTS = int(os.environ.get("TORNADO_STM_MAX_ABORTS", "10"))
+#: Aborts of one section after which it runs inevitably (guaranteed progress);
+#: ``$TORNADO_STM_MAX_ABORTS`` when set (read by configure_from_environment).
+MAX_ABORTS = 10
 
 #: Seconds: the first back-off after an abort is up to 2 * BACKOFF_BASE, doubling.
 BACKOFF_BASE = 10e-6
@@ -69,7 +70,7 @@ def run_section(fn: Callable[..., Any], args: tuple = (), kwargs: dict | None = 
     (the cause recorded in the statistics), as ``exclusive_atomic`` does.
     A call made while a section is already running is a plain call.
     """
-    if _local.tx is not None:
+    if CURRENT.tx is not None:
         return fn(*args, **(kwargs or {}))
     kwargs = kwargs or {}
     stats = for_current_thread()
@@ -78,7 +79,7 @@ def run_section(fn: Callable[..., Any], args: tuple = (), kwargs: dict | None = 
     aborts = 0
     while True:
         tx = Transaction(stats, entered_with_w, token)
-        _local.tx = tx
+        CURRENT.tx = tx
         stmlog.record(stmlog.STM_TRANSACTION_START, stats.thread_num)
         try:
             if inevitable is not None:
@@ -96,7 +97,7 @@ def run_section(fn: Callable[..., Any], args: tuple = (), kwargs: dict | None = 
                 _back_off(aborts)
             continue
         except BaseException as exc:
-            _local.tx = None
+            CURRENT.tx = None
             try:
                 # The writes made before the exception stay, as in plain
                 # Python; commit() validates first, so an exception raised
@@ -117,7 +118,7 @@ def run_section(fn: Callable[..., Any], args: tuple = (), kwargs: dict | None = 
             _end(tx)
             _run_deferred_finalizers()
             raise exc.with_traceback(_without_engine_frames(exc.__traceback__))
-        _local.tx = None
+        CURRENT.tx = None
         _end(tx)
         _run_deferred_finalizers()
         return result
@@ -204,12 +205,12 @@ def _after_abort(tx: Transaction, abort: AbortSection,
     """
     sink = Transaction(tx.stats, False, None)
     sink.doomed = _DROPPED
-    _local.tx = sink
+    CURRENT.tx = sink
     try:
         (raised or abort).__traceback__ = None
         tx.discard()
     finally:
-        _local.tx = None
+        CURRENT.tx = None
     tx.stats.aborts[abort.cause] += 1
     if abort.marker:
         stmlog.record(stmlog.STM_CONTENTION_WRITE_READ, tx.stats.thread_num, abort.marker)
@@ -255,7 +256,7 @@ def entry(fn: F) -> F:
         return _finalizer_entry(fn)  # type: ignore[return-value]
 
     def section_entry(*args: Any, **kwargs: Any) -> Any:
-        if _local.tx is not None or _module_body.depth:
+        if CURRENT.tx is not None or _module_body.depth:
             return fn(*args, **kwargs)
         return run_section(fn, args, kwargs)
 
@@ -284,9 +285,9 @@ def _finalizer_entry(fn: Callable[..., Any]) -> Callable[..., Any]:
     """
 
     def finalizer_entry(self: Any) -> Any:
-        if _local is None:                  # the interpreter is finalizing this module
+        if CURRENT is None:                  # the interpreter is finalizing this module
             return fn(self)
-        if _local.tx is None and _module_body.depth:
+        if CURRENT.tx is None and _module_body.depth:
             return fn(self)
         # A section of its own, or a plain call inside the running section
         # (run_section); put off, the object is resurrected until it runs.
@@ -313,7 +314,7 @@ def _finalize_now_or_after(action: Callable[[], Any], shown_as: Any, obj: Any = 
     in the throwaway transaction an aborted attempt's objects die in (their
     finalizers' writes are dropped with them). Put off, it returns None.
     """
-    tx = _local.tx if _local is not None else None
+    tx = CURRENT.tx if CURRENT is not None else None
     if (tx is None or tx.inevitable or tx.releasing_own or tx.doomed is _DROPPED
             or (obj is not None and (id(obj) in tx.private or id(obj) in tx.made))):
         return action()
@@ -341,6 +342,12 @@ def after_the_section(callback: Callable[[Any], Any]) -> Callable[[Any], Any]:
         return _finalize_now_or_after(functools.partial(callback, dead_ref), callback)
 
     return weakref_callback
+
+
+def configure_from_environment() -> None:
+    """Read ``$TORNADO_STM_MAX_ABORTS`` (:func:`tornado_stm.stm.start` does, once)."""
+    global MAX_ABORTS
+    MAX_ABORTS = count_from_environment("TORNADO_STM_MAX_ABORTS", 10)
 
 
 def watch_weakref_finalizers() -> None:
@@ -373,7 +380,7 @@ _STEPPED_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_
 
 def _step(resume: Callable[..., Any], *args: Any) -> Any:
     """Run one step of a frame: under W when outside any section and W is not held."""
-    if _local.tx is not None or WORLD_LOCK.held_by_current_thread():
+    if CURRENT.tx is not None or WORLD_LOCK.held_by_current_thread():
         return resume(*args)
     WORLD_LOCK.acquire()
     try:
@@ -393,7 +400,7 @@ class _StepsUnderW:
 
     def __init__(self, frame: Any) -> None:
         self._frame = frame
-        tx = _local.tx
+        tx = CURRENT.tx
         if tx is not None:   # made by this attempt: see close()
             tx.private[id(self)] = self
 

@@ -178,8 +178,9 @@ class _Local(threading.local):
     tx: Optional["Transaction"] = None
 
 
-# A C per-thread slot when the barriers' C fast path is in use, else a _Local.
-_local = thread_slot(_Local)
+#: This thread's transaction, in ``CURRENT.tx`` (None outside sections): a
+#: C per-thread slot when the barriers' C fast path is in use, else a _Local.
+CURRENT = thread_slot(_Local)
 
 #: Where the last commit that wrote each stripe did so (only with a log).
 _writer_markers: dict[int, bytes] = {}
@@ -187,7 +188,7 @@ _writer_markers: dict[int, bytes] = {}
 
 def current() -> Optional["Transaction"]:
     """The transaction running on this thread, or None outside sections."""
-    return _local.tx
+    return CURRENT.tx
 
 
 class ContainerLog:
@@ -915,8 +916,6 @@ def release_held() -> None:
         _held.clear()
         release_stripes(stripes)
 
-
-WORLD_LOCK.before_release(release_held)
 
 
 def _in_instance_dict(obj: Any, name: str) -> bool:
