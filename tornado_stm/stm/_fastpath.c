@@ -109,7 +109,7 @@ static struct {
     PyMemberDef *m_rv, *m_reads, *m_private, *m_attrs, *m_containers, *m_inevitable,
                 *m_read_count;
     PyTypeObject *policy_type;      /* policy.CallPolicy (a frozen dataclass with slots) */
-    PyMemberDef *m_kind, *m_writes, *m_fresh;
+    PyMemberDef *m_kind, *m_writes, *m_fresh, *m_handler;
     PyObject *validate_every;       /* txn.VALIDATE_EVERY: [reads between validations] */
     PyObject *versions;             /* versions.VERSIONS */
     uint64_t stripe_mask, key_salt;
@@ -1430,11 +1430,53 @@ reads_nested(PyObject *f)
     return found;
 }
 
+/* A method of a Python class whose policy is ``special`` (a handler's
+ * ``self.write``): ``rule.handler(tx, f, args, kwargs)``, as
+ * calls.call_optimistic calls it; FALLBACK for any other method. */
+static PyObject *
+special_method_call(PyObject *tx, PyObject *f, PyObject *const *args, Py_ssize_t n,
+                    PyObject *kwnames)
+{
+    PyObject *rule;
+    if (PyDict_GetItemRef(S.policy_cache, PyMethod_GET_FUNCTION(f), &rule) < 0)
+        PyErr_Clear();                  /* an unhashable function: Python's */
+    if (rule == NULL)
+        return FALLBACK;
+    PyObject *result = FALLBACK, *kind = NULL, *handler = NULL, *positional = NULL,
+             *keywords = NULL;
+    if (Py_TYPE(rule) != S.policy_type || (kind = slot(rule, S.m_kind)) == NULL)
+        goto done;
+    if (!PyUnicode_Check(kind) || PyUnicode_CompareWithASCIIString(kind, "special") != 0)
+        goto done;
+    if ((handler = slot(rule, S.m_handler)) == NULL || handler == Py_None)
+        goto done;
+    result = NULL;
+    if ((positional = PyTuple_New(n)) == NULL || (keywords = PyDict_New()) == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < n; i++)
+        PyTuple_SET_ITEM(positional, i, Py_NewRef(args[i]));
+    for (Py_ssize_t i = 0; kwnames != NULL && i < PyTuple_GET_SIZE(kwnames); i++)
+        if (PyDict_SetItem(keywords, PyTuple_GET_ITEM(kwnames, i), args[n + i]) < 0)
+            goto done;
+    result = PyObject_CallFunctionObjArgs(handler, tx, f, positional, keywords, NULL);
+done:
+    if (result == FALLBACK && PyErr_Occurred())
+        result = NULL;
+    Py_XDECREF(kind);
+    Py_XDECREF(handler);
+    Py_XDECREF(positional);
+    Py_XDECREF(keywords);
+    Py_DECREF(rule);
+    return result;
+}
+
 /* An optimistic call of an uninstrumented callable; FALLBACK when not handled. */
 static PyObject *
 optimistic_call(PyObject *tx, PyObject *f, PyObject *const *args, Py_ssize_t n,
                 PyObject *kwnames)
 {
+    if (PyMethod_Check(f) && PyFunction_Check(PyMethod_GET_FUNCTION(f)))
+        return special_method_call(tx, f, args, n, kwnames);
     /* a method of a private list, dict or set: a plain call (the special
      * handlers of dict.get/setdefault/pop do exactly that too) */
     if (PyCFunction_CheckExact(f)) {
@@ -1680,7 +1722,8 @@ fp_configure(PyObject *module, PyObject *args, PyObject *kwargs)
     S.policy_type = (PyTypeObject *)policy_type;
     if (!(S.m_kind = member_of(S.policy_type, "kind"))
             || !(S.m_writes = member_of(S.policy_type, "writes"))
-            || !(S.m_fresh = member_of(S.policy_type, "fresh")))
+            || !(S.m_fresh = member_of(S.policy_type, "fresh"))
+            || !(S.m_handler = member_of(S.policy_type, "handler")))
         goto error;
     if (!(S.validate_every = object_arg(kwargs, "validate_every"))
             || !PyList_CheckExact(S.validate_every) || PyList_GET_SIZE(S.validate_every) != 1) {
