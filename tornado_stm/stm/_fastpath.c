@@ -1430,6 +1430,15 @@ reads_nested(PyObject *f)
     return found;
 }
 
+/* A method of a list, deque or tuple that compares its items (calls.COMPARING_METHODS). */
+static int
+compares_items(PyObject *f)
+{
+    const char *name = ((PyCFunctionObject *)f)->m_ml->ml_name;
+    return strcmp(name, "index") == 0 || strcmp(name, "count") == 0
+        || strcmp(name, "remove") == 0 || strcmp(name, "sort") == 0;
+}
+
 /* A method of a Python class whose policy is ``special`` (a handler's
  * ``self.write``): ``rule.handler(tx, f, args, kwargs)``, as
  * calls.call_optimistic calls it; FALLBACK for any other method. */
@@ -1488,6 +1497,10 @@ optimistic_call(PyObject *tx, PyObject *f, PyObject *const *args, Py_ssize_t n,
             int private = is_private(tx, owner);
             if (private <= 0)
                 return private < 0 ? NULL : FALLBACK;
+            /* mine.sort(), mine.index(row): the items it holds may be shared
+             * (calls.COMPARING_METHODS: Python records what they hold) */
+            if (compares_items(f))
+                return FALLBACK;
             /* mine.extend(shared): the argument is read consistently by Python */
             int shared = has_shared_container(
                 tx, args, n + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0));

@@ -32,7 +32,7 @@ import operator
 import sys
 from collections import OrderedDict, deque
 from types import (AsyncGeneratorType, BuiltinFunctionType, CoroutineType, FunctionType,
-                   GeneratorType, MethodType, MethodWrapperType, ModuleType)
+                   GeneratorType, MethodType, MethodWrapperType, ModuleType, SimpleNamespace)
 from typing import Any, Optional
 
 from tornado_stm.stm import policy
@@ -111,6 +111,24 @@ def bound_container(f: Any) -> Any:
 #: Methods of containers whose result keeps reading the container later.
 LAZY_METHODS = frozenset({"keys", "values", "items", "__iter__", "__reversed__", "elements"})
 
+#: Methods of a list, deque or tuple that compare its items with == or <
+#: (so read the values nested in them) and find an argument by identity
+#: first (``rows.index(row)``). The C fast path knows them too.
+COMPARING_METHODS = frozenset({"index", "count", "remove", "sort"})
+_COMPARED_OWNERS = (list, deque, tuple)
+#: Functions that compare the items of the list they are given (O(n) anyway).
+COMPARING_FUNCTIONS: set = {heapq.heapify}
+
+
+def _compares_items(f: Any) -> bool:
+    owner = _bound_self(f)
+    if owner is not None:
+        return isinstance(owner, _COMPARED_OWNERS) and f.__name__ in COMPARING_METHODS
+    try:
+        return f in COMPARING_FUNCTIONS
+    except TypeError:                             # an unhashable callable
+        return False
+
 
 def call_optimistic(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
     rule = policy.lookup(f)
@@ -133,7 +151,7 @@ def call_optimistic(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
         if kind == "pure":
             name = f.__name__
             log = tx.containers.get(id(owner))
-            if log is not None or name in LAZY_METHODS:
+            if log is not None or name in LAZY_METHODS or name in COMPARING_METHODS:
                 method = getattr(tx.read_shadow(owner), name)
                 return _fresh(tx, rule, call_reading(tx, method, args, kwargs, original=f))
             return _fresh(tx, rule, call_reading(tx, f, args, kwargs, also=owner))
@@ -280,6 +298,15 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
         deep = reads_attributes = False
     if type(_bound_self(f)) is str and f.__name__ in _STR_READERS:
         deep, reads_attributes = True, reads_attributes or _STR_READERS[f.__name__]
+    compares = _compares_items(f)
+    if compares:
+        # rows.sort(), rows.index(row): the items are compared by plain code,
+        # which reads what is nested in them (the section's own writes too).
+        deep = True
+        owner = _bound_self(f)
+        if owner is not None and not record_nested(tx, owner):
+            tx.become_inevitable(f"items compared by {policy.qualified_name(f)}")
+            return call_direct(tx, original, args, kwargs)
     if (reads_attributes or isinstance(kwargs.get("key"), ATTRIBUTE_READER_TYPES)) \
             and not record_nested(tx, (args, tuple(kwargs.values())), instances=True):
         tx.become_inevitable(f"attributes read by {policy.qualified_name(f)}")
@@ -301,6 +328,11 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
             continue
         replacement = arg
         container = isinstance(arg, CONTAINER_TYPES)
+        if compares and container and id(arg) in tx.containers and tx.containers[id(arg)].changed():
+            # rows.index(row) after row.append(x): the section's copy of row is
+            # not the row the list holds, and the row it holds is not written yet
+            tx.become_inevitable(f"a written {kind.__name__} found by {policy.qualified_name(f)}")
+            return call_direct(tx, original, args, kwargs)
         if container:
             if lazy or deep or id(arg) in tx.containers:
                 # (a deep reader scans it before the call: a consistent copy)
@@ -713,21 +745,26 @@ def has_plain_readers(kind: type) -> bool:
     generates): such code reads attributes without barriers."""
     answer = _plain_readers.get(kind)
     if answer is None:
-        answer = any(not is_instrumented(method)
-                     for method in python_methods(kind, _READING_SPECIAL_METHODS))
+        answer = issubclass(kind, _DICT_READING_C_TYPES) or any(
+            not is_instrumented(method)
+            for method in python_methods(kind, _READING_SPECIAL_METHODS))
         _plain_readers[kind] = answer
     return answer
 
 
 def is_shared_instance(tx: Transaction, obj: Any) -> bool:
     """True for an instance of a Python class (not a class, a container or a
-    function) that the section did not make."""
+    function), or of a C type that keeps its attributes in a dict
+    (``SimpleNamespace``), that the section did not make."""
     kind = type(obj)
-    return (kind.__flags__ & _HEAP_TYPE and not isinstance(obj, (type, *CONTAINER_TYPES))
-            and id(obj) not in tx.private)
+    return ((kind.__flags__ & _HEAP_TYPE or kind in _DICT_READING_C_TYPES)
+            and not isinstance(obj, (type, *CONTAINER_TYPES)) and id(obj) not in tx.private)
 
 
 _HEAP_TYPE = 1 << 9          # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
+
+#: C types whose ==, < and repr read the instance's attribute dict in C.
+_DICT_READING_C_TYPES = (SimpleNamespace,)
 
 
 def record_instance(tx: Transaction, obj: Any) -> Optional[list]:
