@@ -9,8 +9,9 @@ differ by up to 50x (Go's 110 req/s beside Python's 2 to 5), and on a log
 axis a doubling is the same length everywhere, so 2.2 vs 4.4 stays visible.
 
 ``python -m bench.report`` re-draws docs/benchmarks.png from the table in
-docs/benchmarks.md (:func:`results_from_markdown` reads it back), for when
-only the plotting changed.
+docs/benchmarks.md (:func:`results_from_markdown` reads it back), or from a
+run's ``results.json`` (``--results bench/results/latest/results.json``), for
+when only the plotting changed.
 """
 
 from __future__ import annotations
@@ -157,8 +158,11 @@ def figure(results: dict) -> Any:
 
     workloads = [w for w in WORKLOAD_TITLES if any(r["workload"] == w for r in results["rows"])]
     heights = [max(1, sum(1 for r in results["rows"] if r["workload"] == w)) for w in workloads]
+    # The constrained layout keeps room for the figure's title above the first
+    # panel's own (tight_layout ignores a suptitle and overlapped them).
     fig, axes = plt.subplots(len(workloads), 1, figsize=(10, 1.2 + 0.6 * sum(heights)),
-                             gridspec_kw={"height_ratios": heights}, squeeze=False)
+                             gridspec_kw={"height_ratios": heights}, squeeze=False,
+                             layout="constrained")
     for ax, workload in zip(axes[:, 0], workloads):
         rows = [r for r in results["rows"] if r["workload"] == workload][::-1]
         values = [r.get("requests_per_second") or 0 for r in rows]
@@ -187,7 +191,6 @@ def figure(results: dict) -> Any:
                     fontsize=7)
     fig.suptitle(f"tornado-stm benchmarks, {results['date']}, {results['machine']['cores']} cores",
                  fontsize=10)
-    fig.tight_layout()
     return fig
 
 
@@ -290,17 +293,22 @@ def results_from_markdown(page: str) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench.report",
-        description="Re-draw the benchmark plot from the results table in docs/benchmarks.md.")
-    parser.add_argument("--page", default=DOCS_PAGE, help="the markdown page holding the table "
+        description="Re-draw the benchmark plot from the results table in docs/benchmarks.md, "
+        "or from a run's results.json.")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--page", default=DOCS_PAGE, help="the markdown page holding the table "
                                                           "(default docs/benchmarks.md)")
+    source.add_argument("--results", metavar="JSON", default=None,
+                        help="a run's results.json instead (bench/results/latest/results.json)")
     parser.add_argument("-o", "--output", default=DOCS_PLOT,
                         help="the PNG to write (default docs/benchmarks.png)")
     args = parser.parse_args(argv)
+    source_path = args.results or args.page
     try:
-        with open(args.page, encoding="utf-8") as f:
-            results = results_from_markdown(f.read())
-    except (OSError, ValueError) as exc:
-        parser.exit(2, f"{parser.prog}: error: {args.page}: {exc}\n")
+        with open(source_path, encoding="utf-8") as f:
+            results = json.load(f) if args.results else results_from_markdown(f.read())
+    except (OSError, ValueError) as exc:   # json.JSONDecodeError is a ValueError
+        parser.exit(2, f"{parser.prog}: error: {source_path}: {exc}\n")
     plot(results, args.output)
     return 0
 

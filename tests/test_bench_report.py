@@ -10,6 +10,7 @@ both test venvs (``pip install -e '.[test,bench]'`` by hand).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,27 @@ def test_plot_uses_a_log_axis_so_a_doubling_shows_beside_110(tmp_path: Path) -> 
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_the_figure_title_overlaps_no_panel() -> None:
+    """The title once sat on the first panel's own title (tight_layout ignores a
+    suptitle): on a figure as tall as a whole run's, every workload drawn."""
+    results = synthetic_results()
+    results["rows"] = report.with_ratios([dict(row, workload=workload)
+                                          for workload in report.WORKLOAD_TITLES
+                                          for row in results["rows"]])
+    results["loads"] = {workload: f"the {workload} load" for workload in report.WORKLOAD_TITLES}
+    fig = report.figure(results)
+    assert len(fig.axes) == len(report.WORKLOAD_TITLES)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    title = fig.get_suptitle()
+    assert title
+    title_box = fig._suptitle.get_window_extent(renderer)
+    for ax in fig.axes:
+        # The panel with its own title and tick labels, not only the plotting area.
+        for box in (ax.get_window_extent(renderer), ax.get_tightbbox(renderer)):
+            assert not title_box.overlaps(box), (title, ax.get_title(loc="left"))
+
+
 def test_replot_command_reads_the_docs_page(tmp_path: Path) -> None:
     page = tmp_path / "benchmarks.md"
     page.write_text(f"intro\n{report.BEGIN}\n{report.markdown(synthetic_results())}\n"
@@ -77,6 +99,18 @@ def test_replot_command_reads_the_docs_page(tmp_path: Path) -> None:
     assert out.stat().st_size > 10_000
     with pytest.raises(SystemExit) as exit_info:
         report.main(["--page", str(tmp_path / "missing.md"), "-o", str(out)])
+    assert exit_info.value.code == 2
+
+
+def test_replot_command_reads_a_results_json(tmp_path: Path) -> None:
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps(synthetic_results()))
+    out = tmp_path / "out.png"
+    assert report.main(["--results", str(results), "-o", str(out)]) == 0
+    assert out.stat().st_size > 10_000
+    results.write_text("{not json")
+    with pytest.raises(SystemExit) as exit_info:
+        report.main(["--results", str(results), "-o", str(out)])
     assert exit_info.value.code == 2
 
 

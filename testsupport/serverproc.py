@@ -79,23 +79,32 @@ class ServerProcess:
         The server runs in its own process group, so forked workers (the
         multi-process peer) stop with it.
         """
-        if self.process.poll() is None:
-            self._signal_group(signal.SIGTERM)
-            try:
-                self.process.wait(timeout)
-            except subprocess.TimeoutExpired:
-                log.warning("%s did not stop on SIGTERM; killing it", " ".join(self.argv[:4]))
-                self._signal_group(signal.SIGKILL)
-                self.process.wait(5)
-        # Forked children may outlive the parent by a moment.
-        self._signal_group(signal.SIGKILL)
-        return self.process.returncode
+        return stop_process_group(self.process, timeout, " ".join(self.argv[:4]))
 
-    def _signal_group(self, sig: int) -> None:
+
+def stop_process_group(process: subprocess.Popen, timeout: float, name: str = "server"
+                       ) -> int | None:
+    """SIGTERM to the group ``process`` leads, SIGKILL after ``timeout`` seconds; its exit code.
+
+    The group is killed at the end in any case: forked children (a
+    multi-process peer's workers) may outlive their parent by a moment.
+    """
+    def signal_group(sig: int) -> None:
         try:
-            os.killpg(self.process.pid, sig)
+            os.killpg(process.pid, sig)
         except ProcessLookupError:
             pass
+
+    if process.poll() is None:
+        signal_group(signal.SIGTERM)
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            log.warning("%s did not stop on SIGTERM; killing it", name)
+            signal_group(signal.SIGKILL)
+            process.wait(10)
+    signal_group(signal.SIGKILL)
+    return process.returncode
 
 
 def start_server(argv: Sequence[str], port: int, output_path: str, *,

@@ -12,9 +12,12 @@
 factory starts there (a ``PeriodicCallback``, ``debug=True``'s
 autoreload) runs with the server. A target that starts listening by
 itself (``main`` above, or a factory calling ``app.listen``) keeps its
-own sockets and ``serve`` listens on nothing more; the listening sockets
+own sockets and ``serve`` binds nothing more; the listening sockets
 are found by comparing the process's listening sockets before and after
-(``/proc/self/fd``), so nothing in Tornado is patched.
+(``/proc/self/fd``), so nothing in Tornado is patched. Its HTTPServers
+(:attr:`Started.own_servers`) then hand their sockets to every event loop
+of the server (``binding.take_over``), and ``serve`` counts and drains
+their requests as its own.
 
 **What is instrumented.** The instrumentation rewrites a module when it is
 imported, and which classes handle requests is known only once the
@@ -365,53 +368,6 @@ def live_objects(kind: type) -> list[Any]:
     """
     import gc
     return [obj for obj in gc.get_objects() if isinstance(obj, kind)]
-
-
-async def serve_own_listeners(started: Optional[Started], serving: Any, shutdown: Any) -> None:
-    """Serve a target that listens by itself until a signal (or until its main() ends).
-
-    ``serving`` is the loop's share of the server (``serve.Serving``): its
-    ``begin`` is called on the loop by the first signal. On the first signal
-    its own servers stop listening, the requests they are answering
-    finish (``serving.tracker`` counts them, so the deadline and a second
-    signal cut them as serve's own), and then the ``main()`` task is
-    cancelled, as ``asyncio.run`` does on Ctrl-C, and its ``finally``
-    blocks run. Only the
-    loop that ran the target gets ``started``; the other loops of a
-    per-thread server just wait for the signal. A ``main()`` that fails
-    sets ``started.status`` to 1.
-    """
-    servers = started.own_servers if started is not None else []
-    for server in servers:
-        serving.tracker.adopt(server)
-    stop = asyncio.Event()
-    serving.begin = stop.set
-    if shutdown.signalled.is_set():
-        stop.set()
-    stopper = asyncio.ensure_future(stop.wait())
-    task = started.task if started is not None else None
-    waiting = {stopper} | ({task} if task is not None else set())
-    done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
-    if task is not None and task in done:
-        exc = None if task.cancelled() else task.exception()
-        if exc is not None:
-            logger.error("the application's main() failed: %s", one_line(exc))
-            started.status = 1
-        else:
-            print("tornado-stm serve: the application's main() returned", flush=True)
-        for other in getattr(shutdown, "servings", ()):
-            if other is not serving:
-                other.call(lambda other=other: other.begin and other.begin())
-    else:
-        for server in servers:
-            server.stop()
-        await serving.tracker.wait_idle()
-        for server in servers:
-            await server.close_all_connections()
-        if task is not None:
-            task.cancel()
-            await asyncio.wait({task})
-    stopper.cancel()
 
 
 # -- the process's listening sockets ---------------------------------------------

@@ -9,22 +9,34 @@ banner followed by one. The sockets are handed to Tornado's
 ``HTTPServer.add_sockets`` by :meth:`Listeners.start_server`, with the TLS
 context (``--certfile``/``--keyfile``) and Tornado's ``xheaders``
 (``--proxy-headers``), restricted to the peers of ``--forwarded-allow-ips``.
+
+An application that listens by itself (Tornado's ``main()``: ``app.listen``)
+keeps its own ``HTTPServer`` configuration, but :func:`take_over` moves its
+sockets into :class:`Listeners` too, so that every event loop accepts on
+them. A reload (Tornado's autoreload re-executes the process) keeps the
+sockets bound here: :func:`keep_on_reload` hands them to the new process as
+inherited descriptors, so ``--port 0`` keeps its port and no connection is
+refused in between.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import ipaddress
+import json
 import logging
 import os
 import socket
 import ssl
+import stat
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Union
 
 import tornado.httpserver
 import tornado.httputil
 import tornado.netutil
+import tornado.tcpserver
 
 from tornado_stm.loop.balance import ConnectionBalancer, LoadCountingServer
 
@@ -32,6 +44,10 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_FORWARDED_ALLOW_IPS = "127.0.0.1,::1"
+
+#: How a reloading process tells the process it becomes which descriptors to
+#: listen on (set just before the exec, read and removed at start-up).
+RELOAD_FDS_VARIABLE = "TORNADO_STM_RELOAD_FDS"
 
 
 class BindError(Exception):
@@ -45,8 +61,13 @@ class Endpoint:
     kind: str                   # "tcp", "unix" or "fd"
     host: str = ""              # "" is every interface
     port: Optional[int] = None  # None: the --port value
-    path: str = ""
+    path: str = ""              # unix; for an fd, the file of a Unix socket we bound
     fd: int = -1
+
+    @property
+    def own_file(self) -> str:
+        """The socket file this server made (and removes on a clean stop), or ""."""
+        return self.path   # a TCP endpoint has none, an inherited socket only if ours
 
     def describe(self, default_port: int) -> str:
         if self.kind == "unix":
@@ -184,6 +205,9 @@ class Listeners:
     ssl_context: Optional[ssl.SSLContext] = None
     trusted: Optional[TrustedPeers] = None   # None: no proxy headers
     per_loop: Optional[list[list[socket.socket]]] = None   # bind_per_loop's sets
+    #: The application's own server these sockets were taken from (take_over):
+    #: each loop's server is configured like it. None: serve's own sockets.
+    like: Optional[tornado.httpserver.HTTPServer] = None
     servers: list[tornado.httpserver.HTTPServer] = field(default_factory=list)
     balancer: Optional[ConnectionBalancer] = None          # more than one loop
 
@@ -193,8 +217,13 @@ class Listeners:
 
     def start_server(self, delegate: Any, index: int = 0) -> tornado.httpserver.HTTPServer:
         """An HTTPServer for ``delegate`` on loop ``index``'s sockets; call it on that loop."""
-        server = ProxyHeadersHTTPServer(delegate, ssl_options=self.ssl_context,
-                                        xheaders=self.trusted is not None, trusted=self.trusted)
+        server: Any   # an HTTPServer with the LoadCountingServer mixin, either way
+        if self.like is not None:
+            server = server_like(self.like, delegate)
+        else:
+            server = ProxyHeadersHTTPServer(delegate, ssl_options=self.ssl_context,
+                                            xheaders=self.trusted is not None,
+                                            trusted=self.trusted)
         if self.balancer is not None and self.per_loop is not None:
             # Connections go to the least busy loop (tornado_stm.loop.balance).
             self.balancer.attach(index, server, self.per_loop[index],
@@ -214,6 +243,54 @@ class Listeners:
                 sock.close()
 
 
+def take_over(server: tornado.httpserver.HTTPServer, loops: int) -> Optional[Listeners]:
+    """The listening sockets of an application's own ``server`` (``app.listen``), for
+    ``loops`` event loops to accept on; None when it has none.
+
+    ``app.listen`` ran on one loop, so only that loop would accept. The
+    server stops polling its sockets (it stays the application's object,
+    with nothing to accept), and each loop serves them through a server
+    configured like it (:func:`server_like`), as serve's own sockets are.
+    Call it before the loops run.
+    """
+    own = server._sockets  # type: ignore[attr-defined]
+    handlers = server._handlers  # type: ignore[attr-defined]
+    sockets = list(own.values())
+    if not sockets:
+        return None
+    for remove in handlers.values():
+        remove()
+    own.clear()
+    handlers.clear()
+    return Listeners(sockets, like=server, per_loop=share_per_loop(sockets, loops))
+
+
+@functools.cache
+def _load_counting(cls: type) -> type:
+    """``cls`` (an HTTPServer class) with the balancer's :class:`LoadCountingServer` mixed in."""
+    if issubclass(cls, LoadCountingServer):
+        return cls
+    return type(f"LoadCounting{cls.__name__}", (LoadCountingServer, cls), {})
+
+
+def server_like(original: tornado.httpserver.HTTPServer, delegate: Any) -> LoadCountingServer:
+    """A new server for ``delegate``, configured as ``original`` (its TLS, ``xheaders``,
+    limits and subclass), with no sockets or connections yet.
+
+    Tornado keeps a server's settings only in the attributes ``initialize``
+    computed from them, so they are copied; the per-server state is then
+    made afresh by ``TCPServer.__init__``.
+    """
+    server = object.__new__(_load_counting(type(original)))
+    server.__dict__.update(original.__dict__)
+    tornado.tcpserver.TCPServer.__init__(server, ssl_options=original.ssl_options,
+                                         max_buffer_size=original.max_buffer_size,
+                                         read_chunk_size=original.read_chunk_size)
+    server._connections = set()     # type: ignore[attr-defined]
+    server.request_callback = delegate   # type: ignore[attr-defined]
+    return server
+
+
 def _in_flight_counter(delegate: Any) -> Callable[[], int]:
     """How the balancer reads a loop's requests in flight: serve's delegate counts them."""
     return lambda: getattr(delegate, "count", 0)
@@ -221,9 +298,9 @@ def _in_flight_counter(delegate: Any) -> Callable[[], int]:
 
 def socket_url(sock: socket.socket, scheme: str = "http") -> str:
     """``http://127.0.0.1:8888/``, ``http://[::1]:8888/``, or ``unix:/run/app.sock``."""
-    name = sock.getsockname()
     if sock.family == socket.AF_UNIX:
-        return f"unix:{name if isinstance(name, str) else name.decode()}"
+        return f"unix:{_unix_path(sock)}"
+    name = sock.getsockname()
     host, port = name[0], name[1]
     if ":" in host:
         host = f"[{host}]"
@@ -319,7 +396,11 @@ def bind_per_loop(wanted: list[Endpoint], port: int, loops: int, *,
     the kernel's ``SO_REUSEPORT`` spreading would queue some behind it (and
     hello world measured no slower).
     """
-    first = bind(wanted, port, backlog=backlog)
+    return share_per_loop(bind(wanted, port, backlog=backlog), loops)
+
+
+def share_per_loop(first: list[socket.socket], loops: int) -> list[list[socket.socket]]:
+    """``first`` for loop 0 and a ``dup`` of each for every other loop."""
     sets = [first]
     try:
         for _ in range(loops - 1):
@@ -331,6 +412,62 @@ def bind_per_loop(wanted: list[Endpoint], port: int, loops: int, *,
         raise BindError(f"cannot listen on {socket_url(first[0])} again for another loop: "
                         f"{exc.strerror or exc}") from None
     return sets
+
+
+def keep_on_reload(wanted: list[Endpoint], sockets: list[socket.socket]) -> None:
+    """When the process reloads, the process it becomes listens on these very ``sockets``.
+
+    Tornado's autoreload re-executes the command line, which binds again:
+    ``--port 0`` would get another port, and connections arriving in
+    between be refused. So a reload hook, just before the exec, makes the
+    descriptors inheritable and names them in :data:`RELOAD_FDS_VARIABLE`
+    (see :func:`reloaded_endpoints`), with the file of each Unix socket
+    bound here, which stays ours to remove.
+    """
+    import tornado.autoreload
+
+    own_files = {endpoint.own_file for endpoint in wanted if endpoint.own_file}
+
+    def hand_over() -> None:
+        kept = []
+        for sock in sockets:
+            if sock.fileno() < 0:   # closed: the server was stopping anyway
+                continue
+            os.set_inheritable(sock.fileno(), True)
+            path = _unix_path(sock)
+            kept.append([sock.fileno(), path if path in own_files else ""])
+        os.environ[RELOAD_FDS_VARIABLE] = json.dumps(kept)
+
+    tornado.autoreload.add_reload_hook(hand_over)
+
+
+def reloaded_endpoints() -> Optional[list[Endpoint]]:
+    """The sockets a reloading process handed over (:func:`keep_on_reload`), or None.
+
+    Read once: the application and its own children do not see the variable.
+    """
+    text = os.environ.pop(RELOAD_FDS_VARIABLE, None)
+    if text is None:
+        return None
+    return [Endpoint("fd", fd=fd, path=path) for fd, path in json.loads(text)]
+
+
+def remove_socket_files(wanted: list[Endpoint]) -> None:
+    """Remove the files of the Unix sockets this server bound (on a clean stop)."""
+    for endpoint in wanted:
+        path = endpoint.own_file
+        try:
+            if path and stat.S_ISSOCK(os.lstat(path).st_mode):
+                os.unlink(path)
+        except OSError as exc:  # gone already, or not ours to remove any more
+            logger.debug("not removing %s: %s", path, exc)
+
+
+def _unix_path(sock: socket.socket) -> str:
+    if sock.family != socket.AF_UNIX:
+        return ""
+    name = sock.getsockname()
+    return name if isinstance(name, str) else name.decode()
 
 
 def _dup(sock: socket.socket) -> socket.socket:

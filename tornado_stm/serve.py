@@ -94,7 +94,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "autoreload, as debug=True does; for development)")
     parser.add_argument("--log-level", type=config.log_level, default="info",
                         metavar="LEVEL", help="critical, error, warning, info (default) or "
-                        "debug; in Tornado's usual format")
+                        "debug; in Tornado's usual format. An application that parses "
+                        "tornado.options gets it as its --logging default; its own "
+                        "'-- --logging=LEVEL' wins")
     parser.add_argument("--access-log", action=argparse.BooleanOptionalAction, default=True,
                         help="a line per request, as Tornado logs them (default on); "
                         "without, only 4xx and 5xx answers are logged")
@@ -188,7 +190,9 @@ def _serve(args: argparse.Namespace, given: set[str]) -> int:
     ssl_context = binding.tls_context(args.certfile, args.keyfile)
     trusted = (args.forwarded_allow_ips
                if args.proxy_headers or "forwarded_allow_ips" in given else None)
-    wanted = binding.endpoints(args.host, args.bind, args.fd)
+    # A reload re-executes this command line: it listens on the sockets the
+    # process before it bound (binding.keep_on_reload), not on new ones.
+    wanted = binding.reloaded_endpoints() or binding.endpoints(args.host, args.bind, args.fd)
     log_path = None
     if args.backend == "stm":
         log_path = _start_stm_log(args.log, args.force)
@@ -243,13 +247,10 @@ def _serve_shared_loop(plan: _Plan, args: argparse.Namespace, threads: int,
         shutdown.serve([serving])
         _print_banner(args, loop.threads, "shared loop, pipelining "
                       + ("on" if args.pipelining else "off"), plan, started, listeners)
-        if listeners is None:
-            loop.run_until_complete(appload.serve_own_listeners(started, serving, shutdown))
-        else:
-            loop.run_until_complete(_serve_until_signalled(listeners, 0, serving, shutdown))
+        loop.run_until_complete(_serve_until_signalled(listeners, 0, serving, shutdown, started))
         if not shutdown.clean_exit():
             _wait_for_ever()  # the shutdown thread is cutting requests and ends the process
-        print("tornado-stm serve: stopped", flush=True)
+        _stopped(plan, started)
         loop.run_until_complete(loop.shutdown_asyncgens())
     finally:
         loop.close()
@@ -260,7 +261,9 @@ def _serve_loop_per_thread(plan: _Plan, args: argparse.Namespace, threads: int,
                            shutdown: "Shutdown") -> int:
     """One event loop per thread, each accepting connections (tornado_stm.loop.perthread).
 
-    The factory (or main) runs on loop 0, on this thread, before the others start.
+    The factory (or main) runs on loop 0, on this thread, before the others
+    start; a main() that listens by itself keeps running there, and every
+    loop accepts on its sockets (binding.take_over).
     """
     import asyncio as _asyncio
 
@@ -280,14 +283,13 @@ def _serve_loop_per_thread(plan: _Plan, args: argparse.Namespace, threads: int,
         _print_banner(args, threads, "one event loop per thread", plan, started, listeners)
 
         def serve_one(index: int, loop: Any) -> Any:
-            if listeners is None:   # the application listens on loop 0 by itself
-                return appload.serve_own_listeners(started if index == 0 else None,
-                                                   servings[index], shutdown)
-            return _serve_until_signalled(listeners, index, servings[index], shutdown)
+            # Loop 0 ran the target: a main() still running is its to watch.
+            return _serve_until_signalled(listeners, index, servings[index], shutdown,
+                                          started if index == 0 else None)
         loops.run(serve_one)
         if not shutdown.clean_exit():
             _wait_for_ever()
-        print("tornado-stm serve: stopped", flush=True)
+        _stopped(plan, started)
     finally:
         loops.close()
     return started.status
@@ -299,16 +301,27 @@ _LISTENING_OPTIONS = {"host", "port", "bind", "fd", "certfile", "keyfile", "prox
 
 
 def _listen(started: Any, args: argparse.Namespace, plan: _Plan,
-            loops: int) -> Optional[binding.Listeners]:
-    """Bind what the options ask for (one socket set per loop), unless the app listens itself."""
+            loops: int) -> list[binding.Listeners]:
+    """Bind what the options ask for (one socket set per loop), or, when the
+    application listens by itself, take its own sockets for every loop."""
     if started.listens_itself:
         ignored = sorted(plan.given & _LISTENING_OPTIONS)
         if ignored:
             logger.warning("%s listens by itself: %s ignored", args.app,
                            ", ".join("--" + name.replace("_", "-") for name in ignored))
-        return None
+        taken = (binding.take_over(server, loops) for server in started.own_servers)
+        return [listeners for listeners in taken if listeners is not None]
     per_loop = binding.bind_per_loop(plan.wanted, args.port, loops)
-    return binding.Listeners(per_loop[0], plan.ssl_context, plan.trusted, per_loop=per_loop)
+    # Also debug=True's autoreload re-executes the process: the port must stay.
+    binding.keep_on_reload(plan.wanted, per_loop[0])
+    return [binding.Listeners(per_loop[0], plan.ssl_context, plan.trusted, per_loop=per_loop)]
+
+
+def _stopped(plan: _Plan, started: Any) -> None:
+    """A clean stop: serve's Unix socket files go (an application's own are its business)."""
+    if not started.listens_itself:
+        binding.remove_socket_files(plan.wanted)
+    print("tornado-stm serve: stopped", flush=True)
 
 
 def _wait_for_ever() -> None:
@@ -376,7 +389,7 @@ def _prepare_instrumentation(backend: str, patterns: Optional[list[str]],
 
 
 def _print_banner(args: argparse.Namespace, threads: int, loop: str, plan: _Plan,
-                  started: Any, listeners: Optional[binding.Listeners]) -> None:
+                  started: Any, listeners: list[binding.Listeners]) -> None:
     from tornado_stm import appload
 
     report = appload.instrumentation_report(started.apps, args.backend, plan.instrumented)
@@ -388,11 +401,11 @@ def _print_banner(args: argparse.Namespace, threads: int, loop: str, plan: _Plan
         print(f"  {line}", flush=True)
     if plan.log_path:
         print(f"  PYPYSTM log: {plan.log_path}", flush=True)
-    if listeners is None:
+    if started.listens_itself:
         for url in started.own_urls:
             print(f"  listening on {url} (by the application itself)", flush=True)
     else:
-        for url in listeners.urls():
+        for url in listeners[0].urls():
             print(f"  listening on {url}", flush=True)
     for warning in report.warnings:
         logger.warning("%s", warning)
@@ -402,20 +415,67 @@ def _print_banner(args: argparse.Namespace, threads: int, loop: str, plan: _Plan
                        "for parallelism)")
 
 
-async def _serve_until_signalled(listeners: binding.Listeners, index: int, serving: "Serving",
-                                 shutdown: "Shutdown") -> None:
-    """Serve loop ``index``'s sockets on the running loop until the shutdown begins, then drain."""
-    # The sockets are bound already (before the banner): the server takes them.
-    server = listeners.start_server(serving.tracker, index)
+async def _serve_until_signalled(listeners: list[binding.Listeners], index: int,
+                                 serving: "Serving", shutdown: "Shutdown",
+                                 started: Optional[Any] = None) -> None:
+    """Serve loop ``index``'s sockets on the running loop until the shutdown begins, then drain.
+
+    ``started`` is given to the loop that ran the target: a main() still
+    running (it listens by itself) is watched too. On the first signal the
+    servers stop listening, the requests in flight finish (``serving.tracker``
+    counts them, so the deadline and a second signal cut them), and then the
+    main() task is cancelled, as ``asyncio.run`` does on Ctrl-C, and its
+    ``finally`` blocks run. A main() that returns stops every loop; one
+    that fails sets ``started.status`` to 1.
+    """
+    # The sockets are bound already (before the banner): the servers take them.
+    servers = [group.start_server(_delegate(serving.tracker, group), index)
+               for group in listeners]
     stop_requested = asyncio.Event()
     serving.begin = stop_requested.set
     if shutdown.signalled.is_set():  # a signal came while the app was loading
         stop_requested.set()
-    await stop_requested.wait()
-    server.stop()
+    stopper = asyncio.ensure_future(stop_requested.wait())
+    task = started.task if started is not None else None
+    done, _ = await asyncio.wait({stopper} | ({task} if task is not None else set()),
+                                 return_when=asyncio.FIRST_COMPLETED)
+    stopper.cancel()
+    for server in servers:
+        server.stop()
+    if task is not None and task in done:
+        _main_ended(task, started, serving, shutdown)
+        return
     # Requests in flight finish here; the Shutdown thread enforces the deadline.
     await serving.tracker.wait_idle()
-    await server.close_all_connections()
+    for server in servers:
+        await server.close_all_connections()
+    if task is not None:
+        task.cancel()
+        await asyncio.wait({task})
+
+
+def _delegate(tracker: "InFlightRequests", listeners: binding.Listeners) -> Any:
+    """What a loop's server answers with: serve's application, or, on sockets taken
+    from the application's own server, that server's application; counted by ``tracker``."""
+    if listeners.like is None:
+        return tracker
+    return tracker.counting(listeners.like.request_callback)
+
+
+def _main_ended(task: asyncio.Future, started: Any, serving: "Serving",
+                shutdown: "Shutdown") -> None:
+    """The application's main() returned or failed by itself: the other loops stop too."""
+    from tornado_stm import appload
+
+    exc = None if task.cancelled() else task.exception()
+    if exc is not None:
+        logger.error("the application's main() failed: %s", appload.one_line(exc))
+        started.status = 1
+    else:
+        print("tornado-stm serve: the application's main() returned", flush=True)
+    for other in shutdown.servings:
+        if other is not serving:
+            other.call(lambda other=other: other.begin and other.begin())
 
 
 class Serving:
@@ -639,11 +699,13 @@ class InFlightRequests(tornado.httputil.HTTPServerConnectionDelegate):
     def on_close(self, server_conn: object) -> None:
         self.app.on_close(server_conn)
 
-    def adopt(self, server: Any) -> None:
-        """Count the requests of an HTTPServer the application started itself too
-        (Tornado's ``main()``: ``app.listen(port)``), so that a signal drains them."""
-        if isinstance(server.request_callback, tornado.httputil.HTTPServerConnectionDelegate):
-            server.request_callback = _CountedBy(self, server.request_callback)
+    def counting(self, callback: Any) -> Any:
+        """``callback`` (the delegate of an HTTPServer the application started itself,
+        Tornado's ``main()``: ``app.listen(port)``) with its requests counted here
+        too, so that a signal drains them."""
+        if isinstance(callback, tornado.httputil.HTTPServerConnectionDelegate):
+            return _CountedBy(self, callback)
+        return callback
 
     def _finished_one(self, connection: "_TrackedConnection") -> None:
         self.in_flight.discard(connection)
@@ -675,6 +737,11 @@ class _CountedBy(tornado.httputil.HTTPServerConnectionDelegate):
     def __init__(self, tracker: InFlightRequests, app: Any) -> None:
         self.tracker = tracker
         self.app = app
+
+    @property
+    def count(self) -> int:
+        """The tracker's requests in flight: the balancer reads a loop's load from it."""
+        return self.tracker.count
 
     def start_request(self, server_conn: object, request_conn: Any) -> Any:
         return self.tracker.track(self.app, server_conn, request_conn)

@@ -12,13 +12,14 @@ from __future__ import annotations
 import http.client
 import os
 import re
-import signal
 import socket
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 from typing import Optional
+
+from testsupport.serverproc import stop_process_group
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -36,6 +37,11 @@ def env(**extra: str) -> dict[str, str]:
     base["PYTHONPATH"] = os.pathsep.join(filter(None, paths))
     base.update(extra)
     return base
+
+
+def listening_urls(output: str) -> list[str]:
+    """The URLs of the ``listening on`` lines of serve's output (each banner's)."""
+    return _LISTENING.findall(output)
 
 
 def serve_argv(*arguments: str) -> list[str]:
@@ -65,21 +71,7 @@ class Served:
         return int(self.urls[0].rsplit(":", 1)[1].rstrip("/"))
 
     def stop(self, timeout: float = 30.0) -> Optional[int]:
-        if self.process.poll() is None:
-            self._signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self._signal(signal.SIGKILL)
-                self.process.wait(10)
-        self._signal(signal.SIGKILL)  # anything it left in its group
-        return self.process.returncode
-
-    def _signal(self, signum: int) -> None:
-        try:
-            os.killpg(self.process.pid, signum)
-        except ProcessLookupError:
-            pass
+        return stop_process_group(self.process, timeout, "tornado-stm serve")
 
 
 def start(output_path: str, *arguments: str, cwd: str = HERE, sockets: int = 1,
@@ -94,7 +86,7 @@ def start(output_path: str, *arguments: str, cwd: str = HERE, sockets: int = 1,
     served = Served(process, output_path)
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
-        served.urls = _LISTENING.findall(served.output())
+        served.urls = listening_urls(served.output())
         if len(served.urls) >= sockets:
             return served
         if process.poll() is not None:

@@ -7,14 +7,16 @@
 * ``app``: an Application object.
 
 Every handler answers what the tests look at: the greeting (a
-``tornado.options`` option), the ticks of the periodic callback, and what
-Tornado believes about the request (remote IP, protocol).
+``tornado.options`` option), the ticks of the periodic callback, what
+Tornado believes about the request (remote IP, protocol), and which thread
+answered after some computing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import threading
 
 import tornado.ioloop
 import tornado.web
@@ -44,13 +46,23 @@ class WhoHandler(tornado.web.RequestHandler):
         self.write({"remote_ip": self.request.remote_ip, "protocol": self.request.protocol})
 
 
+class ThreadHandler(tornado.web.RequestHandler):
+    """Computes for a moment (no sleep: the loop is busy), then names its thread."""
+
+    def get(self) -> None:
+        total = 0
+        for i in range(200_000):
+            total += i
+        self.write({"thread": threading.current_thread().name, "total": total})
+
+
 def tick() -> None:
     TICKS[0] += 1
 
 
 def build(**settings: object) -> tornado.web.Application:
     return tornado.web.Application([(r"/", GreetingHandler), (r"/ticks", TicksHandler),
-                                    (r"/who", WhoHandler)], greeting=options.greeting,
+                                    (r"/who", WhoHandler), (r"/thread", ThreadHandler)], greeting=options.greeting,
                                    colour=os.environ.get("SHAPES_APP_COLOUR"), **settings)
 
 

@@ -13,10 +13,12 @@ import json
 import os
 import signal
 import socket
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from tests.serve_cli.helpers import HERE, env, get, run_serve, start, wait_for
+from tests.serve_cli.helpers import (HERE, env, get, listening_urls, run_serve, start,
+                                     wait_for)
 from testsupport.serverproc import free_port
 
 
@@ -53,7 +55,32 @@ def test_tornado_main_listens_by_itself_with_its_own_options(tmp_path) -> None:
         assert "(by the application itself)" in served.output()
         assert json_get(served.urls[0], "/")["greeting"] == "bonjour"
         # The handlers of the application main() built are found and instrumented.
-        assert "handlers: 3 in shapes_app, all instrumented" in served.output()
+        assert "handlers: 4 in shapes_app, all instrumented" in served.output()
+    finally:
+        assert served.stop() == 0, served.output()
+    assert "stopped" in served.output()
+
+
+@pytest.mark.parametrize("loop", ["per-thread", "shared"])
+def test_every_thread_answers_on_the_sockets_main_listens_on(tmp_path, loop) -> None:
+    """main() ran on one loop, but every loop accepts on its sockets: many
+    concurrent requests that compute are answered by more than one thread.
+
+    With one loop per thread, the thread is the loop's; with the shared loop,
+    handlers run on its worker threads.
+    """
+    port = free_port()
+    served = start(str(tmp_path / "out"), "shapes_app:main", "--threads", "4", "--loop", loop,
+                   "--", f"--port={port}")
+    names: set[str] = set()
+
+    def answered_by_several_threads() -> bool:
+        with ThreadPoolExecutor(16) as pool:
+            names.update(pool.map(lambda _: json_get(served.urls[0], "/thread")["thread"],
+                                  range(64)))
+        return len(names) > 1
+    try:
+        wait_for(answered_by_several_threads, "a second thread to answer", interval=0)
     finally:
         assert served.stop() == 0, served.output()
     assert "stopped" in served.output()
@@ -108,14 +135,17 @@ def make_app():
 '''
 
 
-@pytest.mark.parametrize("how", ["--reload", "debug=True", "--reload --fd"])
+@pytest.mark.parametrize("how", ["--reload", "debug=True", "--reload --fd", "--reload --port 0",
+                                 "debug=True --port 0"])
 def test_a_changed_module_restarts_the_server(tmp_path, how) -> None:
-    """With ``--fd`` the re-executed server listens on the same inherited socket."""
-    settings = ", debug=True" if how == "debug=True" else ""
+    """The re-executed server listens on the very socket the first one had: the
+    inherited one with ``--fd``, the one it bound otherwise (``--port 0`` keeps
+    its port)."""
+    settings = ", debug=True" if how.startswith("debug=True") else ""
     app = tmp_path / "reloadable.py"
     app.write_text(RELOADABLE.format(version=1, settings=settings))
-    port = free_port()
-    options = ["--port", str(port)] + (["--reload"] if how == "--reload" else [])
+    port = 0 if how.endswith("--port 0") else free_port()
+    options = ["--port", str(port)] + (["--reload"] if how.startswith("--reload") else [])
     listener = None
     if how == "--reload --fd":
         listener = socket.create_server(("127.0.0.1", 0))
@@ -127,6 +157,7 @@ def test_a_changed_module_restarts_the_server(tmp_path, how) -> None:
     finally:
         if listener is not None:
             listener.close()       # the server has its own copy
+    port = port or served.port
     assert served.urls == [f"http://127.0.0.1:{port}/"]
     pid = served.process.pid
     try:
@@ -147,6 +178,8 @@ def test_a_changed_module_restarts_the_server(tmp_path, how) -> None:
         wait_for(reloaded, "the new version to answer")
         assert served.process.pid == pid  # the same process, re-executed as Tornado does
         assert served.output().count("tornado-stm serve reloadable:make_app") == 2
+        # Both banners name the same socket (also with --port 0: no new port).
+        assert listening_urls(served.output()) == [f"http://127.0.0.1:{port}/"] * 2
     finally:
         assert served.stop() == 0, served.output()
 

@@ -99,6 +99,8 @@ def test_unix_socket(tmp_path) -> None:
         assert json.loads(curl.stdout)["greeting"] == "hello"
     finally:
         assert served.stop() == 0, served.output()
+    # A clean stop removes the socket's file, as it was before the server started.
+    assert not os.path.exists(path), served.output()
 
 
 def test_inherited_descriptor(tmp_path) -> None:

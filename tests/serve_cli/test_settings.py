@@ -127,13 +127,16 @@ def test_help_lists_the_environment() -> None:
                  "--forwarded-allow-ips", "--log-level", "--access-log", "--no-access-log",
                  "--reload", "--version"):
         assert text in result.stdout, text
+    # Which of two log levels wins is said where the option is.
+    assert "its own '-- --logging=LEVEL' wins" in " ".join(result.stdout.split())
 
 
 @pytest.mark.parametrize("command", [
     ["-m", "tornado_stm", "--version"], ["-m", "tornado_stm", "serve", "--version"],
     ["-m", "tornado_stm", "exec", "--version"], ["-m", "tornado_stm", "info", "--version"],
     ["-m", "stmlog_tools", "--version"], ["-m", "stmlog_tools", "report", "--version"],
-    ["-m", "stmlog_tools", "timeline", "--version"],
+    ["-m", "stmlog_tools", "dump", "--version"], ["-m", "stmlog_tools", "timeline", "--version"],
+    ["-m", "stmlog_tools", "trace", "--version"],
 ])
 def test_version_on_every_command(command) -> None:
     result = subprocess.run([sys.executable, *command], capture_output=True, text=True,
