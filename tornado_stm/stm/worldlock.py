@@ -8,11 +8,17 @@ exactly as on a single-threaded loop, and atomic sections release W while
 they run optimistically; with one loop per thread framework code runs
 without it.
 
-W is a plain mutex that remembers its owner, so code can ask "do I hold
-W?" -- the question an atomic section asks on entry, to know whether it
-must give W up and take it back afterwards. It is not re-entrant on
-purpose: taking W twice on one thread is a bug in the runtime, and is
-reported as one.
+W is a mutex that knows its owner, so code can ask "do I hold W?" -- the
+question an atomic section asks on entry, to know whether it must give W
+up and take it back afterwards. It is not re-entrant on purpose: taking W
+twice on one thread is a bug in the runtime, and is reported as one.
+
+The owner is the C lock's own (``threading.RLock``, whose re-entrancy is
+never used), set in the same step as the lock is taken and cleared in the
+same step as it is given back. A finalizer (``__del__``) can run at any
+bytecode, right after the lock was taken too; if "do I hold W?" were a
+Python field set a step later, its write would wait for W, held by its
+own thread, for ever (a hang seen on 2 threads, 2026-11-24).
 """
 
 from __future__ import annotations
@@ -29,8 +35,7 @@ class WorldLock:
     """A mutex that knows which thread holds it."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._owner: Optional[int] = None
+        self._lock = threading.RLock()
         self._switches: list[tuple[Callable[[], object], Callable[[object], None]]] = []
         self._before_release: list[Callable[[], None]] = []
 
@@ -41,8 +46,7 @@ class WorldLock:
         The hooks let the STM log ``WAIT_OTHER_INEVITABLE``/``WAIT_DONE``
         only when the thread really waited.
         """
-        me = threading.get_ident()
-        if self._owner == me:
+        if self._lock._is_owned():  # type: ignore[attr-defined]
             raise WorldLockError("the world lock is already held by this thread")
         if not self._lock.acquire(blocking=False):
             if on_wait is not None:
@@ -50,7 +54,6 @@ class WorldLock:
             self._lock.acquire()
             if on_done is not None:
                 on_done()
-        self._owner = me
 
     def before_release(self, hook: Callable[[], None]) -> None:
         """Run ``hook()`` each time W is released, still holding it (the STM
@@ -58,18 +61,23 @@ class WorldLock:
         self._before_release.append(hook)
 
     def release(self) -> None:
-        if self._owner != threading.get_ident():
+        if not self._lock._is_owned():  # type: ignore[attr-defined]
             raise WorldLockError("the world lock is released by a thread that does not hold it")
         for hook in self._before_release:
             hook()
-        self._owner = None
         self._lock.release()
 
     def held_by_current_thread(self) -> bool:
-        return self._owner == threading.get_ident()
+        return self._lock._is_owned()  # type: ignore[attr-defined]
 
     def locked(self) -> bool:
-        return self._lock.locked()
+        """Held by some thread (a probe: it takes W for an instant if free)."""
+        if self.held_by_current_thread():
+            return True
+        if self._lock.acquire(blocking=False):
+            self._lock.release()
+            return False
+        return True
 
     # -- leaving W in the middle of framework code ----------------------
     #
