@@ -67,7 +67,13 @@ def test_a_dict_view_taken_before_a_conflicting_commit_never_disagrees_with_late
     holder = _stop_commit_resume(zombie.torn_count, (), zombie.add_name, ("ada",))
     assert "error" not in holder, holder.get("error")
     assert holder["result"] == zombie.STATE["count"]
-    assert stm.stats()["aborts_by_cause"].get("write-read conflict") == 1
+    causes = stm.stats()["aborts_by_cause"]
+    if faults.ENABLED:
+        # An injected abort may strike first, and the retry then reads the
+        # new state without a conflict: one abort or more, of either cause.
+        assert sum(causes.values()) >= 1, causes
+    else:
+        assert causes.get("write-read conflict") == 1, causes
 
 
 def test_an_endless_loop_on_a_torn_view_is_aborted_by_periodic_validation() -> None:

@@ -1509,6 +1509,10 @@ optimistic_call(PyObject *tx, PyObject *f, PyObject *const *args, Py_ssize_t n,
             return PyObject_Vectorcall(f, args, n, kwnames);
         }
     }
+    /* a class with a finalizer: Python registers the object before __init__
+     * (calls._build_registered) */
+    if (PyType_Check(f) && ((PyTypeObject *)f)->tp_finalize != NULL)
+        return FALLBACK;
     PyObject *rule = cached_policy(f);
     if (rule == NULL)
         return PyErr_Occurred() ? NULL : FALLBACK;

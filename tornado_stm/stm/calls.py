@@ -143,6 +143,8 @@ def call_optimistic(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
         # An application class (or exception), or its super().__init__(...):
         # its own __init__ reads through the barriers, and keeps the very
         # objects it is given (Exception.__init__ keeps them in .args).
+        if isinstance(f, type) and _finalized_and_built_by_object(f):
+            return _fresh(tx, rule, _build_registered(tx, f, args, kwargs))
         return _fresh(tx, rule, f(*args, **kwargs))
     owner = bound_container(f)
     if owner is not None:
@@ -474,6 +476,23 @@ def _builds_plainly(klass: type) -> bool:
     if answer is None:
         answer = _plain_builders[klass] = all(map(_builds_by_itself, klass.__mro__))
     return answer
+
+
+def _finalized_and_built_by_object(klass: type) -> bool:
+    """A class with a ``__del__`` whose instances ``object.__new__`` makes (so a new one)."""
+    return (type(klass) is type and klass.__new__ is object.__new__
+            and klass.__init__ is not object.__init__ and hasattr(klass, "__del__"))
+
+
+def _build_registered(tx: Transaction, klass: type, args: tuple, kwargs: dict) -> Any:
+    """``klass(*args, **kwargs)``, the new object registered as made by this attempt
+    as soon as it exists: if the attempt aborts inside ``__init__``, the object
+    dies with it and so does its ``__del__`` (section._finalize_now_or_after),
+    as in a serial run, which never made it."""
+    obj = object.__new__(klass)
+    tx.private[id(obj)] = obj
+    klass.__init__(obj, *args, **kwargs)
+    return obj
 
 
 def _builds_by_itself(base: type) -> bool:

@@ -205,6 +205,8 @@ def _after_abort(tx: Transaction, abort: AbortSection,
     """
     sink = Transaction(tx.stats, False, None)
     sink.doomed = _DROPPED
+    # What the attempt made, by id: only their finalizers are the attempt's.
+    sink.made = tx.made.union(tx.private)
     CURRENT.tx = sink
     try:
         (raised or abort).__traceback__ = None
@@ -310,12 +312,17 @@ def _finalize_now_or_after(action: Callable[[], Any], shown_as: Any, obj: Any = 
     last reference, a cycle was collected): its writes would join that
     section, and be lost with it if it aborts. It runs now outside any
     section, when the section cannot abort (it is inevitable), when the
-    dying object (``obj``, if known) was made by the running attempt, and
-    in the throwaway transaction an aborted attempt's objects die in (their
-    finalizers' writes are dropped with them). Put off, it returns None.
+    dying object (``obj``, if known) was made by the running attempt or, in
+    the throwaway transaction an aborted attempt's objects die in, by the
+    aborted attempt (their finalizers' writes are dropped with them; the
+    sink's ``made`` holds that attempt's, registered from ``__new__`` on:
+    calls._build_registered). A shared object whose last reference the
+    aborted attempt held is finalized after the section, as anywhere else.
+    Put off, it returns None.
     """
     tx = CURRENT.tx if CURRENT is not None else None
-    if (tx is None or tx.inevitable or tx.releasing_own or tx.doomed is _DROPPED
+    if (tx is None or tx.inevitable or tx.releasing_own
+            or (obj is None and tx.doomed is _DROPPED)
             or (obj is not None and (id(obj) in tx.private or id(obj) in tx.made))):
         return action()
     _finalizers.pending.append((action, shown_as))

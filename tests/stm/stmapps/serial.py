@@ -875,6 +875,39 @@ def replace_a_resource_across_a_conflict(key):
     GATE["v"] = seen + 1
 
 
+class SlowResource:
+    """A resource whose __init__ counts it, then reads GATE after a pause: a
+    conflict aborts the attempt inside __init__."""
+
+    def __init__(self):
+        ALIVE["n"] += 1
+        helpers.pause()
+        self.gate = GATE["v"]
+
+    def __del__(self):
+        ALIVE["n"] -= 1
+
+
+def make_a_slow_resource(key):
+    seen = GATE["v"]
+    HELD[key] = SlowResource()
+    return seen
+
+
+def replace_a_resource(key):
+    HELD[key] = Resource()           # the old one dies when this commits
+
+
+def hold_a_resource_across_a_conflict(key):
+    """If HELD[key] is replaced meanwhile, this attempt's local is the old
+    resource's last reference when the attempt aborts."""
+    resource = HELD[key]
+    seen = GATE["v"]
+    helpers.pause()
+    GATE["v"] = seen + 1
+    return resource is not None
+
+
 class Handle:
     """A resource released through ``weakref.finalize`` instead of ``__del__``."""
 
