@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 
 import pytest
+import tornado.web
 
 from tests.stm import helpers, limits_plain
 from tests.stm.conftest import instrumented
@@ -60,6 +61,28 @@ def test_8_changing_an_stmidset_makes_a_section_inevitable(app) -> None:
     app.add_member(members, marker)
     assert marker in members
     assert any("stmidset.add" in cause for cause in stm.stats()["inevitable_by_cause"])
+
+
+def test_15_a_request_s_hooks_are_sections_of_their_own(app) -> None:
+    """prepare() and get() of one request are two sections: another request's
+    section can commit between them, which stock Tornado's loop never lets
+    happen for synchronous hooks."""
+    import tornado.httputil
+
+    class Connection:
+        def set_close_callback(self, callback) -> None:
+            pass
+
+    request = tornado.httputil.HTTPServerRequest(
+        connection=Connection(),
+        start_line=tornado.httputil.RequestStartLine("GET", "/", "HTTP/1.1"),
+        headers=tornado.httputil.HTTPHeaders({"Host": "127.0.0.1"}))
+    handler = app.CountingHandler(tornado.web.Application(), request)
+    app.HOOKS["n"] = 0
+    handler.prepare()                   # a section, committed
+    app.another_request_counts()        # another one, in between
+    handler.get()
+    assert (handler.mine, handler.seen) == (1, 2)
 
 
 def test_10_atomic_outside_a_section_holds_the_world_lock() -> None:

@@ -29,3 +29,23 @@ class Thing:
 
 def read_value(thing):
     return thing.value
+
+
+# -- item 15: a request's hooks are sections of their own ----------------------
+
+import tornado.web  # noqa: E402  (only item 15 needs it)
+
+HOOKS = {"n": 0}
+
+
+class CountingHandler(tornado.web.RequestHandler):
+    def prepare(self):
+        HOOKS["n"] += 1
+        self.mine = HOOKS["n"]
+
+    def get(self):
+        self.seen = HOOKS["n"]
+
+
+def another_request_counts():
+    HOOKS["n"] += 1
