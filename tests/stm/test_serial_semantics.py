@@ -482,20 +482,11 @@ def test_finalizers_run_once_for_the_objects_a_serial_run_makes(app) -> None:
     An aborted attempt's objects now finalize inside a transaction that is
     dropped; any other object's ``__del__`` runs as a section of its own
     after the section in which it died."""
-    import gc
-
-    app.HELD.clear()
-    gc.collect()
-    app.ALIVE["n"] = 0
+    _no_resources(app)
     app.replace_a_resource_across_a_conflict("r")       # one alive
     section = _paused(app.replace_a_resource_across_a_conflict, "r")
     app.bump_gate()                                       # the paused attempt must retry
-    helpers.release()
-    section.join(30)
-    gc.collect()
-    assert stm.stats()["aborts"] >= 1
-    assert app.ALIVE["n"] == len(app.HELD) == 1
-    app.HELD.clear()                                      # nothing left for interpreter exit
+    _one_resource_left_after(app, section)
 
 
 def test_a_shared_object_whose_last_reference_an_aborted_attempt_held_is_finalized(app) -> None:
@@ -503,21 +494,12 @@ def test_a_shared_object_whose_last_reference_an_aborted_attempt_held_is_finaliz
     attempt, and its writes were dropped with it (round 7: a live count 1 to
     4 above its target). Only what the attempt made dies with the attempt
     now; this object is finalized after the section, once."""
-    import gc
-
-    app.HELD.clear()
-    gc.collect()
-    app.ALIVE["n"] = 0
+    _no_resources(app)
     app.replace_a_resource("r")                        # shared, one alive
     section = _paused(app.hold_a_resource_across_a_conflict, "r")
     app.replace_a_resource("r")       # the paused attempt holds the old one's last reference
     app.bump_gate()                   # and must abort
-    helpers.release()
-    section.join(30)
-    gc.collect()
-    assert stm.stats()["aborts"] >= 1
-    assert app.ALIVE["n"] == len(app.HELD) == 1
-    app.HELD.clear()
+    _one_resource_left_after(app, section)
 
 
 def test_an_object_whose_init_an_abort_cut_short_is_never_finalized(app) -> None:
@@ -525,19 +507,30 @@ def test_an_object_whose_init_an_abort_cut_short_is_never_finalized(app) -> None
     it was building (that happened when the class call returned), so its
     ``__del__`` would count a release for an object no serial run made. A
     class with a ``__del__`` is registered as soon as ``__new__`` returns."""
+    _no_resources(app)
+    section = _paused(app.make_a_slow_resource, "s")
+    app.bump_gate()                   # the paused __init__ reads GATE next: an abort there
+    _one_resource_left_after(app, section)
+
+
+def _no_resources(app) -> None:
     import gc
 
     app.HELD.clear()
     gc.collect()
     app.ALIVE["n"] = 0
-    section = _paused(app.make_a_slow_resource, "s")
-    app.bump_gate()                   # the paused __init__ reads GATE next: an abort there
+
+
+def _one_resource_left_after(app, section) -> None:
+    """Let the paused ``section`` finish (it aborted once): one resource alive, held."""
+    import gc
+
     helpers.release()
     section.join(30)
     gc.collect()
     assert stm.stats()["aborts"] >= 1
     assert app.ALIVE["n"] == len(app.HELD) == 1
-    app.HELD.clear()
+    app.HELD.clear()                                      # nothing left for interpreter exit
 
 
 @pytest.mark.parametrize("replace", ["replace_a_handle", "replace_a_cursor",
