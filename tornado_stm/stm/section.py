@@ -321,8 +321,9 @@ def _finalize_now_or_after(action: Callable[[], Any], shown_as: Any, obj: Any = 
     Put off, it returns None.
     """
     tx = CURRENT.tx if CURRENT is not None else None
-    if (tx is None or tx.inevitable or tx.releasing_own
-            or (obj is None and tx.doomed is _DROPPED)
+    if (tx is None or tx.inevitable
+            # (garbage the GC collects meanwhile is not the attempt's: obj tells)
+            or (obj is None and (tx.releasing_own or tx.doomed is _DROPPED))
             or (obj is not None and (id(obj) in tx.private or id(obj) in tx.made))):
         return action()
     _finalizers.pending.append((action, shown_as))
