@@ -299,28 +299,21 @@ is_private(PyObject *tx, PyObject *obj)
     PyObject *private = slot(tx, S.m_private);
     if (private == NULL)
         return -1;
-    if (!PyDict_CheckExact(private)) {
-        PyObject *key = PyLong_FromVoidPtr(obj);
-        int found = key == NULL ? -1 : PySequence_Contains(private, key);
-        Py_XDECREF(key);
-        Py_DECREF(private);
-        return found;
-    }
-    if (PyDict_GET_SIZE(private) == 0) {
+    int exact = PyDict_CheckExact(private), cached = exact && dict_versions_usable;
+    if (exact && PyDict_GET_SIZE(private) == 0) {
         Py_DECREF(private);             /* common, and no id() to allocate */
         return 0;
     }
     PrivacyEntry *entry = &privacy_cache[((uintptr_t)obj >> 4) & (PRIVACY_CACHE_SIZE - 1)];
-    uint64_t version = dict_version(private);
-    if (dict_versions_usable && entry->dict == private && entry->obj == obj
-            && entry->version == version) {
+    uint64_t version = cached ? dict_version(private) : 0;
+    if (cached && entry->dict == private && entry->obj == obj && entry->version == version) {
         Py_DECREF(private);
         return entry->answer;
     }
     PyObject *key = PyLong_FromVoidPtr(obj);
-    int found = key == NULL ? -1 : PyDict_Contains(private, key);
+    int found = key == NULL ? -1 : PySequence_Contains(private, key);
     Py_XDECREF(key);
-    if (found >= 0 && dict_versions_usable && version != 0)
+    if (found >= 0 && cached && version != 0)
         *entry = (PrivacyEntry){private, obj, version, found};
     Py_DECREF(private);
     return found;
@@ -1430,10 +1423,13 @@ reads_nested(PyObject *f)
     return found;
 }
 
-/* A method of a list, deque or tuple that compares its items (calls.COMPARING_METHODS). */
+/* A method of a list or deque (``f`` is bound to a container) that compares
+ * its items: calls.COMPARING_METHODS, whose names this repeats. */
 static int
 compares_items(PyObject *f)
 {
+    if (PyAnySet_Check(PyCFunction_GET_SELF(f)))
+        return 0;                       /* set.remove finds by hash, compares nothing nested */
     const char *name = ((PyCFunctionObject *)f)->m_ml->ml_name;
     return strcmp(name, "index") == 0 || strcmp(name, "count") == 0
         || strcmp(name, "remove") == 0 || strcmp(name, "sort") == 0;
@@ -1511,7 +1507,8 @@ optimistic_call(PyObject *tx, PyObject *f, PyObject *const *args, Py_ssize_t n,
     }
     /* a class with a finalizer: Python registers the object before __init__
      * (calls._build_registered) */
-    if (PyType_Check(f) && ((PyTypeObject *)f)->tp_finalize != NULL)
+    if (PyType_Check(f) && PyType_HasFeature((PyTypeObject *)f, Py_TPFLAGS_HEAPTYPE)
+            && ((PyTypeObject *)f)->tp_finalize != NULL)
         return FALLBACK;
     PyObject *rule = cached_policy(f);
     if (rule == NULL)

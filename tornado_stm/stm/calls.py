@@ -330,7 +330,8 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
             continue
         replacement = arg
         container = isinstance(arg, CONTAINER_TYPES)
-        if compares and container and id(arg) in tx.containers and tx.containers[id(arg)].changed():
+        log = tx.containers.get(id(arg)) if compares and container else None
+        if log is not None and log.changed():
             # rows.index(row) after row.append(x): the section's copy of row is
             # not the row the list holds, and the row it holds is not written yet
             tx.become_inevitable(f"a written {kind.__name__} found by {policy.qualified_name(f)}")

@@ -241,7 +241,8 @@ class Transaction:
         #: (a finalizer of one belongs to the attempt: section._finalizer_entry);
         #: most sections never drop a registry, so none is allocated for them.
         self.made: frozenset[int] = _NONE_MADE
-        #: True while dropping ``private``: what dies then, this attempt made.
+        #: True while dropping ``private``: what dies then and is in ``made``
+        #: this attempt made (the GC may collect other garbage meanwhile).
         self.releasing_own = False
         #: id(obj) -> [obj, {name: value or DELETED}]
         self.attrs: dict[int, list] = {}
@@ -915,7 +916,6 @@ def release_held() -> None:
         stripes = set(_held)
         _held.clear()
         release_stripes(stripes)
-
 
 
 def _in_instance_dict(obj: Any, name: str) -> bool:
