@@ -97,12 +97,14 @@ def run_section(fn: Callable[..., Any], args: tuple = (), kwargs: dict | None = 
                 _back_off(aborts)
             continue
         except BaseException as exc:
-            CURRENT.tx = None
             try:
                 # The writes made before the exception stay, as in plain
                 # Python; commit() validates first, so an exception raised
-                # by an inconsistent view is an abort instead.
+                # by an inconsistent view is an abort instead. The attempt
+                # is still current: what dies as commit() drops its registry
+                # finalizes into it.
                 tx.commit()
+                CURRENT.tx = None
             except AbortSection as abort:
                 aborts += 1
                 if abort.inevitable:
@@ -115,6 +117,9 @@ def run_section(fn: Callable[..., Any], args: tuple = (), kwargs: dict | None = 
                 token = _after_abort(tx, abort, exc)
                 _back_off(aborts)
                 continue
+            except BaseException:
+                CURRENT.tx = None    # a failure of the engine's own: no section runs on
+                raise
             _end(tx)
             _run_deferred_finalizers()
             raise exc.with_traceback(_without_engine_frames(exc.__traceback__))

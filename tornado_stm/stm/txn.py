@@ -679,6 +679,11 @@ class Transaction:
         if self.doomed is not None:
             raise self.doomed
         if self.inevitable:
+            # What it made after its turn dies here, inside it (in place,
+            # under W), as an optimistic section's does at its commit; kept
+            # until the Transaction object goes, a generator's ``finally``
+            # would run after the section, or never.
+            self.release_private()
             return
         if faults.ENABLED:
             faults.strike(self, "commit")

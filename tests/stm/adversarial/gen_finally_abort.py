@@ -1,6 +1,17 @@
-"""A generator made in a section and dropped half-way (no explicit close): its finally writes a
-hot shared counter when the generator is collected. Other sections go inevitable (os.getpid
-is unknown to the policy? use open().write) while holding that stripe."""
+"""A generator made in a section and dropped half-way (no explicit close):
+its ``finally`` bumps a hot shared counter as the generator is collected.
+Other sections turn inevitable (an irrevocable flush) and write the same
+counter, and sections abort and retry around them.
+Serial invariant: every user section's generator is closed exactly once,
+so ``closed`` equals the number of user sections and ``n`` counts every
+bump.
+
+Attacks: finalizers of objects an attempt made, when the attempt turns
+inevitable (it kept its registry of what it made until the Transaction
+object went, so the ``finally`` ran after the section, or was lost),
+aborts while a commit drops the registry, and the cyclic GC collecting
+another section's garbage meanwhile.
+"""
 import sys, io, os
 INEV = os.environ.get('INEV', '1') == '1'
 import transaction
