@@ -347,6 +347,15 @@ class TransactionQueue:
         stmlog.open_from_environment()  # $PYPYSTM, when no command opened the log
         self._error = None
         self.number_of_transactions = 0
+        with stm.beside_the_workers():
+            self._run_workers(threads)
+        _last_count[0] = self.number_of_transactions
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+
+    def _run_workers(self, threads: int) -> None:
+        """Run the queue on ``threads`` threads (this one, if 1) until it is empty."""
         if threads == 1:
             self._worker()
         else:
@@ -365,13 +374,10 @@ class TransactionQueue:
                     # handler only when it comes back from the wait.
                     while worker.is_alive():
                         worker.join(self.SIGNAL_POLL_SECONDS)
+                        stm.run_deferred_finalizers()
             except BaseException as exc:  # KeyboardInterrupt, on the main thread
                 self._interrupt(workers, exc)
                 raise
-        _last_count[0] = self.number_of_transactions
-        if self._error is not None:
-            error, self._error = self._error, None
-            raise error
 
     #: How often run()'s main thread looks for a signal another thread received.
     SIGNAL_POLL_SECONDS = 0.1

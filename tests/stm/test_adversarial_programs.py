@@ -77,7 +77,7 @@ FOUR_THREADS = frozenset({
     "copy_obj_torn", "cycle_rr", "dd_factory", "fresh_inevitable", "getstate_dict", "grid_sum",
     "iter_next_retry", "nested_arg_torn", "objects_mix", "plain_mutators", "readers_mix",
     "reinit_shared", "shuffle_private_rng", "vars_lost", "view_global_torn",
-    "namespace_torn", "sort_torn", "heap_torn", "gen_finally_abort",
+    "namespace_torn", "sort_torn", "heap_torn", "gen_finally_abort", "sink_del",
 })
 
 #: Programs that pass under the engine and break on plain threads of the

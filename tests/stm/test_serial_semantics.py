@@ -513,6 +513,31 @@ def test_an_object_whose_init_an_abort_cut_short_is_never_finalized(app) -> None
     _one_resource_left_after(app, section)
 
 
+def test_a_finalizer_on_a_thread_waiting_in_run_waits_for_a_safe_point(app) -> None:
+    """Free-threaded CPython frees an object on the thread that made it: the
+    ``__del__`` of a resource the main thread made and a worker's commit
+    dropped ran on the main thread, wherever it was in ``transaction.run()``,
+    as plain module-body code: ``ALIVE["n"] -= 1`` read and wrote between two
+    of the workers' commits (round 9's sink_del, one run in eight short). It
+    now waits for ``run()``'s next safe point and runs as a section."""
+    from tornado_stm.stm.section import module_body
+
+    _no_resources(app)
+    with module_body():
+        app.replace_a_resource("r")                     # plain code: one alive
+        assert app.ALIVE["n"] == 1
+        with stm.beside_the_workers():
+            app.HELD.clear()                            # as if a worker dropped it here
+            assert app.ALIVE["n"] == 1, "ran where it died"
+            before = stm.stats()["commits"]
+            stm.run_deferred_finalizers()
+            assert app.ALIVE["n"] == 0
+            assert stm.stats()["commits"] == before + 1, "not run as a section"
+        app.replace_a_resource("r")
+        app.HELD.clear()                                # module-body code again: at once
+        assert app.ALIVE["n"] == 0
+
+
 def _no_resources(app) -> None:
     import gc
 

@@ -121,11 +121,11 @@ def run_section(fn: Callable[..., Any], args: tuple = (), kwargs: dict | None = 
                 CURRENT.tx = None    # a failure of the engine's own: no section runs on
                 raise
             _end(tx)
-            _run_deferred_finalizers()
+            run_deferred_finalizers()
             raise exc.with_traceback(_without_engine_frames(exc.__traceback__))
         CURRENT.tx = None
         _end(tx)
-        _run_deferred_finalizers()
+        run_deferred_finalizers()
         return result
 
 
@@ -144,7 +144,7 @@ class _Finalizers(threading.local):
 _finalizers = _Finalizers()
 
 
-def _run_deferred_finalizers() -> None:
+def run_deferred_finalizers() -> None:
     """Run the finalizers deferred by the section that just ended, each outside it."""
     while _finalizers.pending:
         action, shown_as = _finalizers.pending.pop(0)
@@ -211,7 +211,7 @@ def _after_abort(tx: Transaction, abort: AbortSection,
     sink = Transaction(tx.stats, False, None)
     sink.doomed = _DROPPED
     # What the attempt made, by id: only their finalizers are the attempt's.
-    sink.made = tx.made.union(tx.private)
+    sink.made = tx.everything_made()
     CURRENT.tx = sink
     try:
         (raised or abort).__traceback__ = None
@@ -227,6 +227,8 @@ def _after_abort(tx: Transaction, abort: AbortSection,
 
 class _ModuleBody(threading.local):
     depth = 0
+    #: True while this thread waits in ``transaction.run()`` (beside_the_workers).
+    waiting = False
 
 
 _module_body = _ModuleBody()
@@ -247,6 +249,31 @@ def module_body() -> Iterator[None]:
         yield
     finally:
         _module_body.depth -= 1
+
+
+@contextlib.contextmanager
+def beside_the_workers() -> Iterator[None]:
+    """While a thread waits in ``transaction.run()`` for its workers: it is not running its module body.
+
+    What runs on it meanwhile runs beside the workers, not as the
+    single-threaded part of the program: chiefly the ``__del__`` of an
+    object made there that a worker's commit dropped (free-threaded CPython
+    frees an object on the thread that made it, whenever that thread next
+    checks for pending work, wherever it is: inside the engine's own code,
+    holding one of its locks, maybe). As plain code, ``FREED += 1`` would
+    read and write without W between two of the workers' commits and lose
+    one of theirs; as a section started there, it could wait for a lock
+    the interrupted code holds. So finalizers wait (``_finalize_now_or_after``)
+    and run as sections of their own when the waiting thread calls
+    :func:`run_deferred_finalizers`, at a safe point, and when it is done.
+    """
+    depth, _module_body.depth = _module_body.depth, 0
+    waiting, _module_body.waiting = _module_body.waiting, True
+    try:
+        yield
+    finally:
+        _module_body.depth, _module_body.waiting = depth, waiting
+        run_deferred_finalizers()
 
 
 def entry(fn: F) -> F:
@@ -316,7 +343,9 @@ def _finalize_now_or_after(action: Callable[[], Any], shown_as: Any, obj: Any = 
     usually not that section's doing (a commit's publication dropped the
     last reference, a cycle was collected): its writes would join that
     section, and be lost with it if it aborts. It runs now outside any
-    section, when the section cannot abort (it is inevitable), when the
+    section (except on a thread waiting in ``transaction.run()``:
+    beside_the_workers), when the section cannot abort (it is inevitable,
+    and is not writing its log to the heap), when the
     dying object (``obj``, if known) was made by the running attempt or, in
     the throwaway transaction an aborted attempt's objects die in, by the
     aborted attempt (their finalizers' writes are dropped with them; the
@@ -326,10 +355,18 @@ def _finalize_now_or_after(action: Callable[[], Any], shown_as: Any, obj: Any = 
     Put off, it returns None.
     """
     tx = CURRENT.tx if CURRENT is not None else None
-    if (tx is None or tx.inevitable
+    if tx is None:
+        now = not _module_body.waiting          # (see beside_the_workers)
+    else:
+        # Never while a commit writes its log to the heap (its publication
+        # dropped the last reference): the finalizer's in-place writes could
+        # be overwritten by the rest of the log (a counter that __del__ bumps).
+        now = not tx.publishing and (
+            tx.inevitable
             # (garbage the GC collects meanwhile is not the attempt's: obj tells)
             or (obj is None and (tx.releasing_own or tx.doomed is _DROPPED))
-            or (obj is not None and (id(obj) in tx.private or id(obj) in tx.made))):
+            or (obj is not None and tx.made_by(obj)))
+    if now:
         return action()
     _finalizers.pending.append((action, shown_as))
     return None
@@ -345,7 +382,10 @@ def _finalize_from_a_weakref(self: weakref.finalize, dead_ref: Any = None) -> An
     """
     if dead_ref is None:
         return _finalize_call(self)
-    return _finalize_now_or_after(functools.partial(_finalize_call, self, dead_ref), self)
+    # The referent is gone, but the finalize object says whose it was: the
+    # attempt that made one made its referent too (or got it from shared
+    # state, where it is not this attempt's to drop).
+    return _finalize_now_or_after(functools.partial(_finalize_call, self, dead_ref), self, self)
 
 
 def after_the_section(callback: Callable[[Any], Any]) -> Callable[[Any], Any]:
@@ -409,7 +449,9 @@ class _StepsUnderW:
     and its ``StopIteration`` carries the frame's return value out.
     """
 
-    __slots__ = ("_frame",)
+    # (a weak reference tells an attempt's own from another at the same
+    # address: txn.remember_made)
+    __slots__ = ("_frame", "__weakref__")
 
     def __init__(self, frame: Any) -> None:
         self._frame = frame

@@ -79,8 +79,10 @@ import operator
 import sys
 import threading
 import time
+import weakref
 from collections import Counter, OrderedDict, deque
-from typing import Any, Optional
+from types import MappingProxyType
+from typing import Any, Mapping, Optional
 
 from tornado_stm.stm import faults
 from tornado_stm.stm import log as stmlog
@@ -222,7 +224,33 @@ def _copy(obj: Any) -> Any:
 
 
 #: Transaction.made before the attempt drops its registry of what it made.
-_NONE_MADE: frozenset[int] = frozenset()
+_NONE_MADE: Mapping[int, Any] = MappingProxyType({})
+
+#: type -> whether an instance of it without weak references can be finalized
+#: (it has a ``__del__``); filled as types are met.
+_FINALIZED_WITHOUT_WEAKREF: dict[type, bool] = {}
+
+
+def remember_made(made: dict[int, Any], private: Mapping[int, Any]) -> None:
+    """Record in ``made`` what the registry ``private`` holds, for finalizers to be told apart.
+
+    Only objects a finalizer can name matter (instances with ``__del__``,
+    generators' step wrappers), and an id alone is not enough: once the
+    object is gone, another thread may make one at the same address, and
+    its finalizer would be taken for this attempt's (and dropped with it if
+    it aborts). Where the type takes weak references the entry is one; for
+    the rare finalized type that does not, the id must do (None).
+    """
+    for oid, obj in private.items():
+        kind = type(obj)
+        if kind.__weakrefoffset__:
+            made[oid] = weakref.ref(obj)
+            continue
+        finalized = _FINALIZED_WITHOUT_WEAKREF.get(kind)
+        if finalized is None:
+            finalized = _FINALIZED_WITHOUT_WEAKREF[kind] = getattr(kind, "__del__", None) is not None
+        if finalized:
+            made[oid] = None
 
 
 class Transaction:
@@ -230,20 +258,24 @@ class Transaction:
 
     __slots__ = ("rv", "reads", "private", "attrs", "containers", "inevitable", "doomed",
                  "stats", "entered_with_w", "token", "has_w", "read_count", "write_markers",
-                 "after_commit", "on_abort", "made", "releasing_own")
+                 "after_commit", "on_abort", "made", "releasing_own", "publishing")
 
     def __init__(self, stats: ThreadStats, entered_with_w: bool, token: Optional[list]) -> None:
         self.rv = CLOCK[0]
         self.reads: set[int] = {RESHAPE_STRIPE}
         #: id -> object created in this section (kept alive so ids stay unique).
         self.private: dict[int, Any] = {}
-        #: ids of objects this attempt made that ``private`` no longer holds
-        #: (a finalizer of one belongs to the attempt: section._finalizer_entry);
-        #: most sections never drop a registry, so none is allocated for them.
-        self.made: frozenset[int] = _NONE_MADE
+        #: id -> weak reference (or None) of objects this attempt made that
+        #: ``private`` no longer holds (see remember_made and made_by); most
+        #: sections never drop a registry, so none is allocated for them.
+        self.made: Mapping[int, Any] = _NONE_MADE
         #: True while dropping ``private``: what dies then and is in ``made``
         #: this attempt made (the GC may collect other garbage meanwhile).
         self.releasing_own = False
+        #: True while the log is written to the heap (publish): an object whose
+        #: last reference a published value replaces dies then, and its
+        #: finalizer must wait for the end of the section (section._finalize_now_or_after).
+        self.publishing = False
         #: id(obj) -> [obj, {name: value or DELETED}]
         self.attrs: dict[int, list] = {}
         #: id(container) -> ContainerLog
@@ -658,6 +690,7 @@ class Transaction:
         # reads must not abort a half-made publication, so the barriers act
         # as in an inevitable section meanwhile (the caller holds W).
         was_inevitable, self.inevitable = self.inevitable, True
+        self.publishing = True
         try:
             for obj, names in self.attrs.values():
                 for name, value in names.items():
@@ -666,6 +699,7 @@ class Transaction:
                 _publish_container(log, changed_keys.get(oid))
         finally:
             self.inevitable = was_inevitable
+            self.publishing = False
             if hold_stripes:
                 _held.update(stripes)
             else:
@@ -772,12 +806,30 @@ class Transaction:
         private, self.private = self.private, {}
         if not private:
             return
-        self.made = self.made.union(private)
+        if self.made is _NONE_MADE:
+            self.made = {}
+        remember_made(self.made, private)
         self.releasing_own = True
         try:
             del private
         finally:
             self.releasing_own = False
+
+    def made_by(self, obj: Any) -> bool:
+        """Whether this attempt made ``obj``: in its registry, or in one it dropped."""
+        oid = id(obj)
+        if oid in self.private:
+            return True
+        if oid not in self.made:
+            return False
+        ref = self.made[oid]
+        return ref is None or ref() is obj
+
+    def everything_made(self) -> dict[int, Any]:
+        """``made`` and the registry together, as ``made`` records them (for the attempt's sink)."""
+        made = dict(self.made)
+        remember_made(made, self.private)
+        return made
 
     def adopt(self, obj: Any) -> None:
         """Make a just-created object private, applying its logged attribute writes.

@@ -3,6 +3,15 @@
 Serial invariant: every Res made is freed exactly once once the pool is
 dropped, so at the end MADE == FREED. Readers hold a pool entry in a local
 while writers replace pool entries.
+
+Attacks: ``__del__`` wherever CPython runs it. The first pool's entries
+were made on the main thread, and free-threaded CPython frees an object on
+the thread that made it: their ``__del__`` ran on the main thread while it
+waited in ``transaction.run()``, as plain module-body code, and its
+``FREED += 1`` read and wrote between two commits of the workers (one lost
+in about one run of eight under faults). Also: an entry's ``__del__`` while
+a commit writes its log to the heap, and an object whose address another
+thread reuses after an aborted attempt's object died there.
 """
 import gc
 import transaction
