@@ -10,6 +10,7 @@ test_semantics.py.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 
 import pytest
@@ -63,26 +64,79 @@ def test_8_changing_an_stmidset_makes_a_section_inevitable(app) -> None:
     assert any("stmidset.add" in cause for cause in stm.stats()["inevitable_by_cause"])
 
 
-def test_15_a_request_s_hooks_are_sections_of_their_own(app) -> None:
-    """prepare() and get() of one request are two sections: another request's
-    section can commit between them, which stock Tornado's loop never lets
-    happen for synchronous hooks."""
+class _Connection:
+    """Just enough of an HTTP/1 connection for a handler to answer on."""
+
+    def set_close_callback(self, callback) -> None:
+        pass
+
+    def write_headers(self, start_line, headers, chunk=None):
+        return self._done()
+
+    def write(self, chunk):
+        return self._done()
+
+    def finish(self) -> None:
+        pass
+
+    @staticmethod
+    def _done():
+        future = asyncio.get_running_loop().create_future()
+        future.set_result(None)
+        return future
+
+
+class _BetweenTheHooks:
+    """A handler's ``_prepared_future``: Tornado resolves it between ``prepare()``
+    and the method. Another thread's request counts then, once, and is waited for."""
+
+    def __init__(self, another_request) -> None:
+        self.another_request = another_request
+        self.fired = False
+
+    def cancelled(self) -> bool:
+        return False
+
+    def done(self) -> bool:
+        return self.fired
+
+    def set_result(self, value) -> None:
+        if not self.fired:
+            self.fired = True
+            other = threading.Thread(target=self.another_request)
+            other.start()
+            # A section that is inevitable by now holds W, and the other
+            # request commits after it: it is serial then too.
+            other.join(5)
+
+
+def _served(app, handler_class):
+    """Serve one GET with ``handler_class``'s hooks, another request counting between them."""
     import tornado.httputil
 
-    class Connection:
-        def set_close_callback(self, callback) -> None:
-            pass
+    from tornado_stm.loop import request
 
-    request = tornado.httputil.HTTPServerRequest(
-        connection=Connection(),
-        start_line=tornado.httputil.RequestStartLine("GET", "/", "HTTP/1.1"),
-        headers=tornado.httputil.HTTPHeaders({"Host": "127.0.0.1"}))
-    handler = app.CountingHandler(tornado.web.Application(), request)
+    request.install()
     app.HOOKS["n"] = 0
-    handler.prepare()                   # a section, committed
-    app.another_request_counts()        # another one, in between
-    handler.get()
-    assert (handler.mine, handler.seen) == (1, 2)
+    handler = handler_class(tornado.web.Application(), tornado.httputil.HTTPServerRequest(
+        connection=_Connection(),
+        start_line=tornado.httputil.RequestStartLine("GET", "/", "HTTP/1.1"),
+        headers=tornado.httputil.HTTPHeaders({"Host": "127.0.0.1"})))
+    handler._prepared_future = _BetweenTheHooks(app.another_request_counts)
+    asyncio.run(handler._execute([]))
+    assert handler._finished and app.HOOKS["n"] == 2
+    return handler.mine, handler.seen
+
+
+def test_15_hooks_around_a_coroutine_method_are_sections_of_their_own(app) -> None:
+    """A synchronous prepare() and get() run as one section, as stock Tornado
+    runs them in one step: the request counting in between either comes
+    before both (an abort, a retry) or after both. With an ``async def``
+    get(), prepare() is a section of its own: the other request commits
+    between them, which stock Tornado's loop never lets happen."""
+    mine, seen = _served(app, app.CountingHandler)
+    assert mine == seen
+    assert _served(app, app.AsyncCountingHandler) == (1, 2)
 
 
 def test_10_atomic_outside_a_section_holds_the_world_lock() -> None:

@@ -36,7 +36,7 @@ import logging
 import threading
 from typing import Any, Callable, Coroutine
 
-from tornado_stm.loop import response
+from tornado_stm.loop import request
 from tornado_stm.loop.resting import RestingFds
 
 logger = logging.getLogger(__name__)
@@ -48,7 +48,7 @@ class ThreadLoop(RestingFds, asyncio.SelectorEventLoop):
     def __init__(self, selector: Any = None) -> None:
         super().__init__(selector)
         self._init_resting_fds()
-        response.install()
+        request.install()
         share_primitives_between_loops()
 
     def call_soon(self, callback: Callable[..., Any], *args: Any,

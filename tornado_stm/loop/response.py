@@ -56,9 +56,6 @@ RESPONSE_METHODS = (
     "set_secure_cookie", "set_etag_header",
 )
 
-#: What a held connection records instead of doing; everything else passes through.
-_HELD_CALLS = frozenset({"write_headers", "write", "finish", "set_close_callback"})
-
 #: The instance attribute under which a handler keeps its attempt's recording.
 _RECORDING = "_stm_response"
 
@@ -169,7 +166,7 @@ class _Recording:
 
 
 def _header_pairs(headers: Any) -> list[tuple[str, str]]:
-    """A cheap snapshot of ``HTTPHeaders`` (``copy()`` costs more than the whole section)."""
+    """A cheap snapshot of ``HTTPHeaders``: the checkpoint's, needed again only on an abort."""
     return list(headers.get_all())
 
 
@@ -180,6 +177,24 @@ def _headers_from(pairs: list[tuple[str, str]]) -> Any:
     return headers
 
 
+def _copy_headers(headers: tornado.httputil.HTTPHeaders) -> tornado.httputil.HTTPHeaders:
+    """A copy of ``HTTPHeaders`` that shares nothing mutable with it.
+
+    Not ``headers.copy()``: it validates every line again through
+    ``add()``, which costs more than the whole section of a short handler.
+    The object's fields are dicts of strings or of lists of strings (in
+    every Tornado 6 release), so copying them one level down is enough.
+    """
+    copy = object.__new__(type(headers))
+    fields = vars(copy)
+    for name, value in vars(headers).items():
+        if type(value) is dict:
+            value = {key: list(item) if type(item) is list else item
+                     for key, item in value.items()}
+        fields[name] = value
+    return copy
+
+
 class _HeldConnection:
     """Stands in for ``request.connection`` while a section's response is uncommitted."""
 
@@ -187,9 +202,20 @@ class _HeldConnection:
         self._recording = recording
         self._real = recording.connection
 
+    # What an HTTP/1 connection does that a response sends: held until the commit.
+    def write_headers(self, *args: Any) -> Optional[Future]:
+        return self._hold("write_headers", args)
+
+    def write(self, *args: Any) -> Optional[Future]:
+        return self._hold("write", args)
+
+    def finish(self, *args: Any) -> None:
+        self._hold("finish", args)
+
+    def set_close_callback(self, *args: Any) -> None:
+        self._hold("set_close_callback", args)
+
     def __getattr__(self, name: str) -> Any:
-        if name in _HELD_CALLS:
-            return lambda *args: self._hold(name, args)
         if name == "detach":
             # The connection leaves Tornado's hands: nothing can be held back after this.
             self._recording.tx.become_inevitable("detaching a connection")
@@ -199,7 +225,7 @@ class _HeldConnection:
     def _hold(self, name: str, args: tuple) -> Optional[Future]:
         if name == "write_headers":
             # The handler may change its header object later; send it as it is now.
-            args = (args[0], _headers_from(_header_pairs(args[1])), *args[2:])
+            args = (args[0], _copy_headers(args[1]), *args[2:])
         real = self._real
         if name in ("finish", "set_close_callback"):
             self._recording.hold(lambda: getattr(real, name)(*args))

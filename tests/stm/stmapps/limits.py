@@ -31,7 +31,7 @@ def read_value(thing):
     return thing.value
 
 
-# -- item 15: a request's hooks are sections of their own ----------------------
+# -- item 15: hooks around a coroutine method are sections of their own --------
 
 import tornado.web  # noqa: E402  (only item 15 needs it)
 
@@ -44,6 +44,11 @@ class CountingHandler(tornado.web.RequestHandler):
         self.mine = HOOKS["n"]
 
     def get(self):
+        self.seen = HOOKS["n"]
+
+
+class AsyncCountingHandler(CountingHandler):
+    async def get(self):
         self.seen = HOOKS["n"]
 
 

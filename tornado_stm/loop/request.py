@@ -1,0 +1,197 @@
+"""A request's synchronous hooks in one atomic section, as stock Tornado runs them in one step.
+
+Tornado's ``RequestHandler._execute`` calls ``prepare()``, then the HTTP
+method (``get``...), then ``finish()``, which calls ``on_finish()``; an
+exception on the way goes to ``write_error()``. When none of those awaits,
+stock Tornado runs them in one step of its loop: no other request's code
+comes in between. Each instrumented hook called from framework code would
+start a section of its own, and another request's section could commit
+between ``prepare()`` and ``get()`` (a counter read in one and used in the
+other, a check in ``prepare()`` that ``get()`` relies on).
+
+So a request whose hooks are all plain functions runs Tornado's own
+``_execute`` inside one section: each attempt takes a checkpoint of the
+handler and holds its connection back (``response._Recording``), restores
+the request's parsed arguments, and drives the coroutine by hand. It
+finishes without suspending in the common case; the response is sent when
+the section commits, and an abort restores the handler for the retry.
+Should it suspend after all (a hook returned something to await), what
+ran so far commits as the section, and the rest goes on outside it, hook
+by hook, as before.
+
+Handlers this does not apply to keep Tornado's ``_execute``: coroutine
+hooks, ``@stream_request_body``, output transforms such as gzip, web
+sockets, and handler classes with code that is not instrumented (their
+methods would run in the section unseen by the barriers; outside one,
+they run as before, as plain code).
+
+A held connection write that fails when the section commits (a
+``Content-Length`` the body does not match, a closed stream) goes to
+``_handle_request_exception``, as the same failure inside Tornado's
+``_execute`` does.
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+import types
+from typing import Any, Generator, Optional
+
+import tornado.gen
+import tornado.web
+from tornado.log import app_log
+
+from tornado_stm.stm import current, run_section
+from tornado_stm.stm.registry import is_instrumented
+from tornado_stm.loop import response
+
+#: Tornado's own ``RequestHandler._execute`` and ``log_exception``.
+_tornado_execute = tornado.web.RequestHandler._execute
+_tornado_log_exception = tornado.web.RequestHandler.log_exception
+
+_installed = False
+_install_lock = threading.Lock()
+
+
+def install() -> None:
+    """Run the synchronous hooks of each request in one section, their
+    response held to its commit (``response.install``); idempotent."""
+    global _installed
+    response.install()
+    with _install_lock:
+        if _installed:
+            return
+        tornado.web.RequestHandler._execute = _execute  # type: ignore[method-assign]
+        tornado.web.RequestHandler.log_exception = _log_exception  # type: ignore[method-assign]
+        _installed = True
+
+
+async def _execute(self: tornado.web.RequestHandler, transforms: list, *args: bytes,
+                   **kwargs: bytes) -> None:
+    """``RequestHandler._execute``: in one section when every hook is a plain function."""
+    if transforms or not _hooks_run_in_one_step(self):
+        return await _tornado_execute(self, transforms, *args, **kwargs)
+    parsed = _parsed_arguments(self.request)
+    # Set before the checkpoint (Tornado's _execute sets it first thing): an
+    # error handled below, after an attempt was rolled back, may still send.
+    self._transforms = transforms
+    try:
+        suspended = run_section(_first_step, (self, transforms, args, kwargs, parsed))
+    except Exception as exc:
+        # Tornado's _execute handles what its hooks raise; what escapes the
+        # section came from the held connection, replayed at the commit.
+        _handle_as_tornado_does(self, exc)
+        return
+    if suspended is not None:
+        coroutine, awaited = suspended
+        await _go_on(coroutine, awaited)
+
+
+def _hooks_run_in_one_step(handler: tornado.web.RequestHandler) -> bool:
+    """True if this request's hooks can run as one section (see the module docstring)."""
+    if current() is not None or not response._can_hold(handler):   # (a web socket)
+        return False
+    key = (type(handler), handler.request.method)
+    known = _one_step_kinds.get(key)
+    if known is None:
+        known = _one_step_kinds[key] = _plain_instrumented_hooks(*key)
+    return known
+
+
+#: (handler class, HTTP method) -> what _plain_instrumented_hooks says of it.
+_one_step_kinds: dict[tuple[type, Optional[str]], bool] = {}
+
+_REQUEST_HANDLER_BASES = frozenset(tornado.web.RequestHandler.__mro__)
+
+
+def _plain_instrumented_hooks(klass: type, http_method: Optional[str]) -> bool:
+    """True if ``prepare`` and the method of ``klass`` for ``http_method`` are
+    plain functions, every function ``klass`` defines below ``RequestHandler``
+    is instrumented, and the class does not stream request bodies.
+
+    Tornado's own handlers (``StaticFileHandler``, ``ErrorHandler``) and
+    mixins are not instrumented: they keep Tornado's ``_execute``.
+    """
+    if getattr(klass, "_stream_request_body", False):
+        return False
+    if not all(is_instrumented(member)
+               for base in klass.__mro__ if base not in _REQUEST_HANDLER_BASES
+               for member in vars(base).values() if isinstance(member, types.FunctionType)):
+        return False
+    method = getattr(klass, http_method.lower(), None) \
+        if http_method in klass.SUPPORTED_METHODS else None
+    hooks = [klass.prepare] + ([method] if method is not None else [])
+    # unwrap(): an instrumented coroutine function is a plain wrapper, marked
+    # as a coroutine function only from Python 3.12 on.
+    return not any(inspect.iscoroutinefunction(inspect.unwrap(hook))
+                   or tornado.gen.is_coroutine_function(hook) for hook in hooks)
+
+
+def _handle_as_tornado_does(handler: tornado.web.RequestHandler, exc: Exception) -> None:
+    """What Tornado's ``_execute`` does with an exception its ``try`` caught."""
+    try:
+        handler._handle_request_exception(exc)
+    except Exception:
+        app_log.error("Exception in exception handler", exc_info=True)
+    prepared = handler._prepared_future
+    if prepared is not None and not prepared.done():
+        prepared.set_result(None)
+
+
+def _parsed_arguments(request: Any) -> tuple[dict, dict, dict]:
+    """The request's arguments before ``_execute`` parses the body into them."""
+    return (_copy_lists(request.arguments), _copy_lists(request.body_arguments),
+            _copy_lists(request.files))
+
+
+def _copy_lists(table: dict) -> dict:
+    return {name: list(values) for name, values in table.items()}
+
+
+def _first_step(handler: tornado.web.RequestHandler, transforms: list, args: tuple,
+                kwargs: dict, parsed: tuple[dict, dict, dict]) -> Optional[tuple]:
+    """One attempt: Tornado's ``_execute`` from its start, up to its end or its first suspension.
+
+    Returns None when it ended, else the suspended coroutine and what it awaits.
+    """
+    tx = current()
+    # An abort restores the handler as it is here (its fields, buffer,
+    # headers, connection); the request's parsed arguments are restored here.
+    response._Recording.for_attempt(tx, handler)
+    request = handler.request
+    request.arguments, request.body_arguments, request.files = (
+        _copy_lists(table) for table in parsed)
+    coroutine = _tornado_execute(handler, transforms, *args, **kwargs)
+    try:
+        awaited = coroutine.send(None)
+    except StopIteration:
+        return None
+    tx.undo_on_abort(coroutine.close)
+    return coroutine, awaited
+
+
+@types.coroutine
+def _go_on(coroutine: Any, awaited: Any) -> Generator[Any, Any, Any]:
+    """Drive the rest of a coroutine that suspended on ``awaited``, as ``await`` would."""
+    while True:
+        try:
+            sent = yield awaited
+        except BaseException as exc:          # thrown in by the task (a cancellation)
+            try:
+                awaited = coroutine.throw(exc)
+            except StopIteration as stop:
+                return stop.value
+        else:
+            try:
+                awaited = coroutine.send(sent)
+            except StopIteration as stop:
+                return stop.value
+
+
+def _log_exception(self: tornado.web.RequestHandler, typ: Any, value: Any, tb: Any) -> None:
+    """``log_exception``: a line logged by an attempt that then aborts would be logged twice."""
+    tx = current()
+    if tx is not None:
+        tx.become_inevitable("logging a handler's exception")
+    _tornado_log_exception(self, typ, value, tb)
