@@ -4,9 +4,11 @@ With one event loop per thread, framework code no longer holds the world
 lock W, so a coroutine step resumed by a loop would read and write shared
 state with nobody excluding the other threads' steps. ``section.entry``
 wraps generator, coroutine and async generator functions so that each step
-resumed outside a section holds W for its length. These tests drive steps
-from loops on several threads, and show the lost update when the wrapper's
-lock is taken away.
+resumed outside a section holds W from its first barrier that may touch
+shared state to its end (from its start with the pure-Python barriers).
+These tests drive steps from loops on several threads, and show the lost
+update when the wrapper's lock is taken away, or when the barriers do not
+take it.
 """
 
 from __future__ import annotations
@@ -20,8 +22,11 @@ import pytest
 from tests.stm import helpers
 from tests.stm.conftest import instrumented
 from tests.stm.helpers import run_threads
-from tornado_stm.stm import section
+from tornado_stm.stm import section, txn
 from tornado_stm.stm.worldlock import WORLD_LOCK
+
+lazy_steps = pytest.mark.skipif(not txn.BARRIERS_CHECK_STEPS[0],
+                                reason="the pure-Python barriers take W at a step's start")
 
 
 def _interleave_two_steps(app) -> None:
@@ -87,3 +92,57 @@ def test_wrapped_functions_still_look_like_what_they_are() -> None:
     assert inspect.iscoroutine(coroutine)
     asyncio.run(coroutine)
     assert inspect.isgenerator(app.bump_in_steps(1))
+
+
+@lazy_steps
+def test_a_step_that_only_computes_does_not_take_w() -> None:
+    app = instrumented("asyncsteps")
+    before = dict(section.STEP_COUNTS)
+    assert asyncio.run(app.compute_then_return(200)) == 200
+    # The first step called asyncio.sleep (library code: W); the second
+    # computed on its own objects and returned.
+    assert section.STEP_COUNTS["took_w"] - before["took_w"] == 1
+    assert section.STEP_COUNTS["without_w"] - before["without_w"] == 1
+    assert not WORLD_LOCK.held_by_current_thread()
+
+
+def _each_way_on_threads(app, threads: int, rounds: int, crunch: int = 30) -> dict:
+    app.reset_each_way()
+
+    async def client() -> None:
+        for _ in range(rounds):
+            await app.compute_then_bump_each_way(crunch)
+
+    async def loop_of_one_thread() -> None:
+        await asyncio.gather(*(client() for _ in range(4)))
+
+    run_threads(threads, lambda index: asyncio.run(loop_of_one_thread()))
+    return app.each_way()
+
+
+@pytest.mark.freethreaded
+def test_steps_taking_w_late_lose_no_update_through_any_barrier() -> None:
+    """Each step computes before its first shared read: the read takes W, so
+    the read-modify-write is still one atomic step, whatever the barrier."""
+    app = instrumented("asyncsteps")
+    expected = 4 * 4 * 60
+    assert _each_way_on_threads(app, 4, 60) == {
+        "table": expected, "tally": expected, "count": expected, "appended": expected,
+        "locked": expected}
+
+
+@pytest.mark.freethreaded
+@lazy_steps
+def test_when_no_barrier_takes_w_the_updates_are_lost(monkeypatch) -> None:
+    """The same steps with W's taking made a no-op: shared reads race."""
+    app = instrumented("asyncsteps")
+    monkeypatch.setattr(WORLD_LOCK, "acquire", lambda *a, **k: True)
+    monkeypatch.setattr(WORLD_LOCK, "release", lambda *a, **k: None)
+    # (the subscript's read and write are apart by a computation; the lock
+    # keeps its own count whatever W does). A race: up to three runs.
+    for _ in range(3):
+        counts = _each_way_on_threads(app, 4, 40, crunch=3000)
+        assert counts["locked"] == 4 * 4 * 40, counts
+        if counts["table"] < 4 * 4 * 40:
+            break
+    assert counts["table"] < 4 * 4 * 40, counts

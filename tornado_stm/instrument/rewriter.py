@@ -66,7 +66,7 @@ RUNTIME_NAMES = {
     "_stm_touch": "touch", "_stm_tick": "tick", "_stm_binop": "binary", "_stm_cmp": "compare",
     "_stm_match": "match_subject", "_stm_named": "named_value",
     "_stm_bind_globals": "binding_globals", "_stm_idict": "instance_dict",
-    "_stm_imported": "imported_name",
+    "_stm_imported": "imported_name", "_stm_cm": "context_manager",
 }
 #: The module's own globals dict, injected as this name.
 GLOBALS_NAME = "_stm_G"
@@ -479,6 +479,10 @@ class Rewriter(ast.NodeTransformer):
                 and node.func.id not in self.module_names \
                 and self._resolve(node.func.id) == "plain":
             return self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id == "len" and len(node.args) == 1 \
+                and not node.keywords and self._fresh(node.args[0]) \
+                and "len" not in self.module_names and self._resolve("len") == "plain":
+            return self.generic_visit(node)      # the size of an object this call created
         func = self.visit(node.func)
         args = [self.visit(a) for a in node.args]
         keywords = [self._keyword(k) for k in node.keywords]
@@ -1003,7 +1007,8 @@ class Rewriter(ast.NodeTransformer):
         if not self._in_function():
             return self.generic_visit(node)
         for index, item in enumerate(node.items):
-            item.context_expr = self.visit(item.context_expr)
+            item.context_expr = ast.copy_location(
+                _call("_stm_cm", self.tx(), self.visit(item.context_expr)), item.context_expr)
             target = item.optional_vars
             unpacked = isinstance(target, (ast.Tuple, ast.List))
             rebound = None if target is None else self._rebound(target, unpacked)
@@ -1021,6 +1026,24 @@ class Rewriter(ast.NodeTransformer):
                 node.body = assign + self._visit_body(node.body)
             return node
         node.body = self._visit_body(node.body)
+        return node
+
+    def visit_YieldFrom(self, node: ast.YieldFrom) -> ast.AST:
+        """``yield from it`` iterates ``it`` as a ``for`` loop does: a shared
+        container through the section's read shadow, a shared iterator only
+        inevitably."""
+        if not self._in_function():
+            return self.generic_visit(node)
+        node.value = self._iterable(node.value)
+        return node
+
+    def visit_AsyncWith(self, node: ast.AsyncWith) -> ast.AST:
+        """``async with cm``: the context manager is seen by a barrier first, as in ``with``."""
+        node = self.generic_visit(node)
+        if self._in_function():
+            for item in node.items:
+                item.context_expr = ast.copy_location(
+                    _call("_stm_cm", self.tx(), item.context_expr), item.context_expr)
         return node
 
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> ast.AST:

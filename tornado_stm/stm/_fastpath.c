@@ -156,6 +156,27 @@ typedef struct {
     PyObject_HEAD
 } TxSlotObject;
 
+/* While a coroutine or generator step runs outside any section without W
+ * yet (section._step), the callable that takes W for the rest of the step:
+ * called by the first barrier that may touch shared state (step_needs_w).
+ * NULL otherwise. */
+static THREAD_LOCAL PyObject *step_pending = NULL;
+
+static PyObject *
+txslot_get_step(PyObject *self, void *closure)
+{
+    return Py_NewRef(step_pending != NULL ? step_pending : Py_None);
+}
+
+static int
+txslot_set_step(PyObject *self, PyObject *value, void *closure)
+{
+    PyObject *old = step_pending;
+    step_pending = (value == NULL || value == Py_None) ? NULL : Py_NewRef(value);
+    Py_XDECREF(old);
+    return 0;
+}
+
 static PyObject *
 txslot_get_tx(PyObject *self, void *closure)
 {
@@ -174,6 +195,9 @@ txslot_set_tx(PyObject *self, PyObject *value, void *closure)
 
 static PyGetSetDef txslot_getset[] = {
     {"tx", txslot_get_tx, txslot_set_tx, "This thread's transaction (None outside sections).",
+     NULL},
+    {"step", txslot_get_step, txslot_set_step,
+     "What takes W for a step running outside sections that has not yet (None otherwise).",
      NULL},
     {NULL}
 };
@@ -411,6 +435,49 @@ read_mode(PyObject *tx, PyObject *obj, int immutable_too)
     return plain ? MODE_PLAIN : MODE_OPTIMISTIC;
 }
 
+/* 1 for a value no barrier needs to see in direct mode: an exact number,
+ * string, bytes, bool or None (not a tuple, which may hold shared objects). */
+static inline int
+is_scalar(PyObject *obj)
+{
+    PyTypeObject *type = Py_TYPE(obj);
+    return type == &PyLong_Type || type == &PyFloat_Type || type == &PyUnicode_Type
+        || type == &PyBool_Type || obj == Py_None || type == &PyBytes_Type;
+}
+
+/* 1 when a barrier called in direct mode during a step that has not taken W
+ * (step_pending) may touch shared state, so that the step must take W first:
+ * every barrier but new (a fresh object), tick, and the value barriers on
+ * scalars. Calls decide for themselves (fp_call): calling instrumented code
+ * touches nothing by itself. */
+static int
+step_needs_w(int barrier, PyObject *const *args, Py_ssize_t nargs)
+{
+    switch (barrier) {
+    case B_CURRENT: case B_NEW: case B_TICK: case B_CALL:
+        return 0;
+    case B_BINARY: case B_COMPARE:
+        return !(nargs == 4 && is_scalar(args[2]) && is_scalar(args[3]));
+    case B_VIEW: case B_DEEP_VIEW: case B_TRUTH: case B_TOUCH:
+        return !(nargs == 2 && is_scalar(args[1]));
+    default:
+        return 1;
+    }
+}
+
+/* Take W for the rest of this step (see step_pending): 0, or -1 with an exception. */
+static int
+take_step_w(void)
+{
+    PyObject *take = Py_NewRef(step_pending);
+    PyObject *r = PyObject_CallNoArgs(take);
+    Py_DECREF(take);
+    if (r == NULL)
+        return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
 /* The prologue of every barrier that takes a transaction first: the module
  * is configured, the arguments have the shape the C code handles
  * (``args_ok``, which implies at least one argument) and args[0] is None or
@@ -425,6 +492,11 @@ enter(int barrier, int args_ok, PyObject *const *args, size_t nargsf, PyObject *
         (void)NOT_CONFIGURED();
         return 0;
     }
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    /* (a shape the C code does not handle goes to Python, which does not check) */
+    if (step_pending != NULL && nargs >= 1 && args[0] == Py_None
+            && (!args_ok || step_needs_w(barrier, args, nargs)) && take_step_w() < 0)
+        return 0;
     if (args_ok && (args[0] == Py_None || Py_TYPE(args[0]) == S.tx_type))
         return 1;
     *result = to_python(barrier, args, nargsf, kwnames);
@@ -463,12 +535,14 @@ is_dict_view(PyObject *obj)
 /* 1 for a mutable object that is not a container but that calls.py must see
  * before plain code reads it (calls.read_other_shared): an iterator, whose
  * consumption no abort undoes; a mutable buffer (bytearray, array), whose
- * contents have no versions; a dict view, which reads its dict live. The
+ * contents have no versions; a dict view or a mappingproxy, which reads its
+ * mapping live. The
  * caller has checked that ``obj`` is not of an immutable type. */
 static int
 needs_python_read(PyObject *obj)
 {
-    return is_iterator(obj) || PyObject_CheckBuffer(obj) || is_dict_view(obj);
+    return is_iterator(obj) || PyObject_CheckBuffer(obj) || is_dict_view(obj)
+        || Py_IS_TYPE(obj, &PyDictProxy_Type);
 }
 
 /* ``isinstance(obj, (list, dict, set))``, without the ``__class__`` lookups of
@@ -1046,8 +1120,8 @@ fp_iterate(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     if (!immutable) {
         int special = PyObject_IsInstance(obj, S.container_types);
-        if (special == 0)
-            special = needs_python_read(obj);
+        if (special == 0)   /* (an iterable: what its __iter__ hands back is Python's) */
+            special = needs_python_read(obj) || Py_TYPE(obj)->tp_iter != NULL;
         if (special < 0)
             return NULL;
         if (special)
@@ -1475,6 +1549,17 @@ done:
     return result;
 }
 
+/* 1 for a function written in C (calls._C_FUNCTIONS), or a partial. */
+static int
+is_c_function(PyObject *obj)
+{
+    PyTypeObject *type = Py_TYPE(obj);
+    return PyCFunction_Check(obj) || type == &PyMethodDescr_Type
+        || type == &PyWrapperDescr_Type || type == &PyClassMethodDescr_Type
+        || strcmp(type->tp_name, "method-wrapper") == 0
+        || strcmp(type->tp_name, "functools.partial") == 0;
+}
+
 /* An optimistic call of an uninstrumented callable; FALLBACK when not handled. */
 static PyObject *
 optimistic_call(PyObject *tx, PyObject *f, PyObject *const *args, Py_ssize_t n,
@@ -1557,6 +1642,15 @@ optimistic_call(PyObject *tx, PyObject *f, PyObject *const *args, Py_ssize_t n,
             result = NULL;
             Py_DECREF(kind);
             goto done;
+        }
+        /* a C function handed on (map(next, its), sorted(xs, key=next)) is
+         * called from C past the barriers: calls._through_the_barrier */
+        for (Py_ssize_t i = 0; i < total; i++) {
+            if (is_c_function(args[i])) {
+                Py_DECREF(kind);
+                Py_DECREF(rule);
+                return FALLBACK;
+            }
         }
         /* keyword values follow the positional arguments in the vector */
         ok = has_shared_container(tx, args, total);
@@ -1646,6 +1740,8 @@ fp_call(PyObject *module, PyObject *const *args, size_t nargsf, PyObject *kwname
             return result;
         }
     }
+    if (tx == Py_None && step_pending != NULL && take_step_w() < 0)
+        return NULL;
     int mode = tx_mode(tx);
     if (mode == MODE_ERROR)
         return NULL;

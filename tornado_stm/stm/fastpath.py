@@ -68,6 +68,9 @@ def install(namespace: dict) -> None:
     for name in HOT_BARRIERS:
         C[name] = getattr(_ext, name)
         namespace[name] = C[name]
+    # The C barriers check CURRENT.step in their prologue: steps may take W lazily.
+    from tornado_stm.stm import txn
+    txn.BARRIERS_CHECK_STEPS[0] = True
 
 
 _ROOM_MADE = [False]

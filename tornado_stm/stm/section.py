@@ -48,7 +48,8 @@ from tornado_stm.stm import log as stmlog
 from tornado_stm.stm.registry import INSTRUMENTED_CODES, is_engine_code
 from tornado_stm.stm.settings import count_from_environment
 from tornado_stm.stm.stats import for_current_thread
-from tornado_stm.stm.txn import AbortSection, Transaction, CURRENT, release_held
+from tornado_stm.stm.txn import (BARRIERS_CHECK_STEPS, AbortSection, Transaction, CURRENT,
+                                 release_held)
 from tornado_stm.stm.worldlock import WORLD_LOCK
 
 #: Aborts of one section after which it runs inevitably (guaranteed progress);
@@ -425,21 +426,57 @@ def finalizer(fn: Any) -> Any:
 # reads are plain and its writes go in place. That is serial only while the
 # step holds W, as every committer does. On the shared loop framework code
 # holds W already; with one loop per thread it does not, so the step takes
-# W itself, for exactly the length of the step: other threads' framework
-# code and optimistic sections go on meanwhile, only their commits wait.
+# W itself, from its first barrier that may touch shared state to its end:
+# other threads' framework code and optimistic sections go on meanwhile,
+# only their commits wait.
+#
+# Up to that first barrier the step has only run code that touches nothing
+# shared: locals, constants, arithmetic on numbers, objects it creates, and
+# calls of instrumented functions doing the same (every read or write of a
+# shared object, every call of library code and every ``with`` goes through
+# a barrier in instrumented code). Taking W there is the same as taking it
+# at the start of the step, and an ``async def`` handler that awaits, then
+# computes on what it has, computes on every core. The barriers see that W
+# is still to be taken in ``CURRENT.step`` (``txn.take_w_for_step``; the C
+# barriers check it in their prologue). The pure-Python barriers do not
+# check each operation: without the C fast path a step takes W at its start.
 
 _STEPPED_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 
+#: Steps that took W lazily, and steps that ended without taking it (this
+#: process, all threads; approximate under races, for tests and statistics).
+STEP_COUNTS = {"took_w": 0, "without_w": 0}
+
 
 def _step(resume: Callable[..., Any], *args: Any) -> Any:
-    """Run one step of a frame: under W when outside any section and W is not held."""
-    if CURRENT.tx is not None or WORLD_LOCK.held_by_current_thread():
-        return resume(*args)
-    WORLD_LOCK.acquire()
+    """Run one step of a frame outside any section: under W from its first
+    barrier that may touch shared state (see above) to its end."""
+    if CURRENT.tx is not None or CURRENT.step is not None or WORLD_LOCK.held_by_current_thread():
+        return resume(*args)        # in a section, in a step of its own, or under W already
+    if not BARRIERS_CHECK_STEPS[0]:
+        WORLD_LOCK.acquire()
+        try:
+            return resume(*args)
+        finally:
+            WORLD_LOCK.release()
+    took_w = False
+
+    def take_w() -> None:
+        nonlocal took_w
+        CURRENT.step = None
+        WORLD_LOCK.acquire()
+        took_w = True
+
+    CURRENT.step = take_w
     try:
         return resume(*args)
     finally:
-        WORLD_LOCK.release()
+        CURRENT.step = None
+        if took_w:
+            WORLD_LOCK.release()
+            STEP_COUNTS["took_w"] += 1
+        else:
+            STEP_COUNTS["without_w"] += 1
 
 
 class _StepsUnderW:

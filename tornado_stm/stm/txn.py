@@ -53,7 +53,10 @@ go on filling them without barriers, unseen).
 
 *Direct mode.* Instrumented code running outside any section (a coroutine
 step driven by the event loop) writes in place under W the same way; its
-stripes are released when the thread gives W up.
+stripes are released when the thread gives W up. A step takes W at its
+first barrier that may touch shared state, not at its start
+(``section._step``, :func:`take_w_for_step`): what it ran before touched
+only its own objects.
 
 *Locks and their order.* W (``worldlock.WORLD_LOCK``) is the one lock
 of the engine: every commit, every inevitable section, every in-place
@@ -82,7 +85,7 @@ import time
 import weakref
 from collections import Counter, OrderedDict, deque
 from types import MappingProxyType
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 from tornado_stm.stm import faults
 from tornado_stm.stm import log as stmlog
@@ -178,6 +181,7 @@ class AbortSection(BaseException):
 
 class _Local(threading.local):
     tx: Optional["Transaction"] = None
+    step: Optional[Callable[[], None]] = None
 
 
 #: This thread's transaction, in ``CURRENT.tx`` (None outside sections): a
@@ -191,6 +195,22 @@ _writer_markers: dict[int, bytes] = {}
 def current() -> Optional["Transaction"]:
     """The transaction running on this thread, or None outside sections."""
     return CURRENT.tx
+
+
+#: True once the C barriers are installed: every barrier (or the Python one it
+#: hands over to) calls take_w_for_step in direct mode, so a step may run
+#: without W until its first barrier (section._step). The pure-Python hot
+#: barriers do not check: without the C fast path a step takes W at its start.
+BARRIERS_CHECK_STEPS = [False]
+
+
+def take_w_for_step() -> None:
+    """Called by a barrier about to act in direct mode (no transaction): a
+    coroutine or generator step that has run without W so far
+    (``section._step``) takes it now, for the rest of the step."""
+    take = CURRENT.step
+    if take is not None:
+        take()
 
 
 class ContainerLog:
@@ -705,7 +725,10 @@ class Transaction:
             else:
                 release_stripes(stripes)
         if self.write_markers:
-            _writer_markers.update(self.write_markers)
+            # Taken first: a finalizer the GC runs meanwhile on this thread
+            # may write, and so mark, while the dict is being copied.
+            markers, self.write_markers = self.write_markers, {}
+            _writer_markers.update(markers)
         self.attrs = {}
         self.containers = {}
 

@@ -45,3 +45,73 @@ async def numbers(limit: int):
     for value in range(limit):
         TABLE["n"] += 1
         yield value
+
+
+# -- steps take W at their first barrier that may touch shared state ----------
+
+import threading  # noqa: E402
+
+LOCK = threading.Lock()
+WALLS = [0]
+
+
+class Tally:
+    def __init__(self) -> None:
+        self.n = 0
+
+
+TALLY = Tally()
+COUNT = 0
+
+
+def crunch(limit: int) -> int:
+    """Arithmetic on locals and a list made here: no barrier takes W."""
+    squares = []
+    for value in range(limit):
+        squares.append(value * value)
+    return len(squares)
+
+
+async def compute_then_return(limit: int) -> int:
+    await asyncio.sleep(0)
+    return crunch(limit)
+
+
+async def compute_then_bump_each_way(limit: int) -> None:
+    """After the await: compute without W, then a read-modify-write of shared
+    state through one kind of barrier each (subscript, attribute, global, a
+    method of a shared list, augmented assignment, and a lock)."""
+    global COUNT
+    await asyncio.sleep(0)
+    crunch(limit)
+    seen = TABLE["n"]
+    crunch(limit)
+    TABLE["n"] = seen + 1
+    await asyncio.sleep(0)
+    crunch(limit)
+    TALLY.n += 1
+    await asyncio.sleep(0)
+    crunch(limit)
+    COUNT += 1
+    await asyncio.sleep(0)
+    crunch(limit)
+    WALLS.append(len(WALLS))
+    await asyncio.sleep(0)
+    crunch(limit)
+    with LOCK:
+        here = WALLS[0]
+        crunch(limit)
+        WALLS[0] = here + 1
+
+
+def reset_each_way() -> None:
+    global COUNT
+    TABLE["n"] = 0
+    TALLY.n = 0
+    COUNT = 0
+    WALLS[:] = [0]
+
+
+def each_way() -> dict:
+    return {"table": TABLE["n"], "tally": TALLY.n, "count": COUNT,
+            "appended": len(WALLS) - 1, "locked": WALLS[0]}
