@@ -45,6 +45,7 @@ import time as _time
 from typing import Any, Callable, Generator, Iterable, Optional
 
 from tornado_stm import stm
+from tornado_stm.stm import barriers
 from tornado_stm.stm import log as stmlog
 from tornado_stm.stm.txn import current as _current_tx
 from tornado_stm.stm.worldlock import WORLD_LOCK
@@ -456,7 +457,7 @@ class TransactionQueue:
             me = threading.get_ident()
             try:
                 self._in_transaction.add(me)
-                stm.run_section(f, args, kwargs)
+                stm.run_section(_queued_call, (f, args, kwargs))
             except BaseException as exc:
                 with self._lock:
                     if self._error is None:
@@ -475,6 +476,14 @@ class TransactionQueue:
             f, args, kwargs = self._pending.popleft()
             queue.add(f, *args, **kwargs)
         queue.run(nb_segments)
+
+
+def _queued_call(f: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """A queued call, made through the call barrier: an application function
+    runs as the section; a library function (``transaction.add(bisect.insort,
+    lst, x)``) by its call policy, inevitably if nothing else, never as plain
+    code racing the other workers."""
+    return barriers.call(_current_tx(), f, *args, **kwargs)
 
 
 def _raise_in_thread(ident: int, exception: Optional[type]) -> None:

@@ -146,19 +146,38 @@ def _plain_family(family: str) -> tuple[int, str]:
     """How many of ``family``'s programs broke an invariant on plain threads, and a crash if any.
 
     Run in a child process: racing plain threads can crash 3.13t itself (its C
-    ``OrderedDict`` is not safe to iterate while another thread changes it). A
-    crash counts for the program that was running: no serial run crashes.
+    ``OrderedDict`` is not safe to iterate while another thread changes it),
+    or leave it spinning. A crash or a hang counts for the program that was
+    running: no serial run crashes or hangs. (A family runs in about a
+    second.)
     """
     command = [sys.executable, "-m", "tests.stm.difftest", family, str(FIRST_SEED),
                "--programs", str(EXAMPLES), "--calls", str(CALLS), "--plain"]
-    child = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
-    finished = [line.split()[2] for line in child.stdout.splitlines() if line.startswith("program ")]
+    try:
+        child = subprocess.run(command, cwd=REPO, capture_output=True, text=True,
+                               timeout=PLAIN_FAMILY_SECONDS)
+    except subprocess.TimeoutExpired as hung:
+        return _programs_broken(hung.stdout).count("broken") + 1, "hung"
+    finished = _programs_broken(child.stdout)
     broken = finished.count("broken")
     if child.returncode < 0 and len(finished) < EXAMPLES:
         return broken + 1, f"crashed by signal {-child.returncode}"
     assert child.returncode in (0, 1) and len(finished) == EXAMPLES, (
         f"{' '.join(command)} exited {child.returncode}:\n{child.stdout[-2000:]}{child.stderr[-2000:]}")
     return broken, ""
+
+
+#: How long a family's child may run on plain threads before it counts as hung.
+PLAIN_FAMILY_SECONDS = 60
+
+
+def _programs_broken(output: "str | bytes | None") -> list[str]:
+    """"broken" or "ok" for each program the child finished, from its output
+    (bytes when a timeout cut it short)."""
+    if isinstance(output, bytes):
+        output = output.decode(errors="replace")
+    return [line.split()[2] for line in (output or "").splitlines()
+            if line.startswith("program ")]
 
 
 @pytest.mark.freethreaded

@@ -38,9 +38,12 @@ IMMUTABLE_TYPES = frozenset({int, float, complex, str, bytes, bool, type(None), 
                              frozenset, range, slice, type(Ellipsis)})
 
 _SAFE_SETATTRS = (object.__setattr__, type.__setattr__)
+_SAFE_DELATTRS = (object.__delattr__, type.__delattr__)
 _lock = threading.Lock()
 READ_CACHE: dict[tuple[type, str], tuple[int, Optional[type]]] = {}
 _write_cache: dict[tuple[type, str], int] = {}
+_delete_cache: dict[tuple[type, str], int] = {}
+_refusal_cache: dict[tuple[type, str], bool] = {}
 
 
 def _find(klass: type, name: str) -> tuple[Optional[type], object]:
@@ -104,9 +107,32 @@ def _classify_read(klass: type, name: str) -> tuple[int, Optional[type]]:
     return NONDATA, None
 
 
-def write_kind(klass: type, name: str) -> int:
-    """How ``obj.name = value`` (or ``del obj.name``) behaves for an instance of ``klass``."""
+def write_kind(klass: type, name: str, deleting: bool = False) -> int:
+    """How ``obj.name = value`` (``del obj.name`` when ``deleting``) behaves for
+    an instance of ``klass``."""
+    if deleting:
+        return _cached(_delete_cache, _classify_delete, klass, name)
     return _cached(_write_cache, _classify_write, klass, name)
+
+
+def refuses_attribute(klass: type, name: str) -> bool:
+    """True when an instance of ``klass`` cannot hold ``name``: no instance
+    dict, and no slot or data descriptor of that name."""
+    return _cached(_refusal_cache, _classify_refusal, klass, name)
+
+
+def _classify_refusal(klass: type, name: str) -> bool:
+    attr = _find(klass, name)[1]
+    return not klass.__dictoffset__ and type(attr) is not MemberDescriptorType \
+        and not hasattr(type(attr), "__set__")
+
+
+def _classify_delete(klass: type, name: str) -> int:
+    """As _classify_write, but a class's own ``__delattr__`` is what runs."""
+    delattr_fn = _find(klass, "__delattr__")[1]
+    if delattr_fn not in _SAFE_DELATTRS:
+        return W_RUN if _code_is_safe(delattr_fn) else W_UNSAFE
+    return _classify_write(klass, name)
 
 
 def _classify_write(klass: type, name: str) -> int:
@@ -116,6 +142,10 @@ def _classify_write(klass: type, name: str) -> int:
     if setattr_fn not in _SAFE_SETATTRS:
         return W_RUN if _code_is_safe(setattr_fn) else W_UNSAFE
     owner, attr = _find(klass, name)
+    if refuses_attribute(klass, name):
+        # Python raises AttributeError: where the program wrote it, inside
+        # its try, not when the commit publishes a buffered write.
+        return W_UNSAFE
     if type(attr) is MemberDescriptorType and "__slots__" not in owner.__dict__:
         # A field of a C type, not a slot of a class statement
         # (defaultdict.default_factory): the C code reads the field itself,

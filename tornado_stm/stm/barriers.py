@@ -62,19 +62,24 @@ from tornado_stm.stm import policy
 from tornado_stm.stm.attrkinds import (CLASS_VALUE, IMMUTABLE, IMMUTABLE_TYPES, MODULE,
                                        NONDATA, PLAIN, RUN, TYPE_ATTR, W_PLAIN, W_RUN, read_kind,
                                        write_kind)
-from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, FRAME_TYPES, MUTABLE_BUFFER_TYPES,
-                                   bound_container,
+from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, DICT_VIEW_TYPES, FRAME_TYPES,
+                                   MUTABLE_BUFFER_TYPES, READ_INEVITABLY_TYPES, bound_container,
+                                   handed_out_iterator,
                                    call_direct, call_optimistic, direct_container_call,
                                    has_plain_readers, is_shared_instance,
                                    is_shared_iterator, read_other_shared, record_nested)
 from tornado_stm.stm.registry import INSTRUMENTED_CODES, VERSIONED_MODULES, is_instrumented
 from tornado_stm.stm.section import ENTRY_CODE, entry_target
 from tornado_stm.stm.txn import (CONTAINER_TYPES, Transaction, CURRENT, direct_dict_write,
-                                 direct_write, hold)
+                                 direct_write, hold, take_w_for_step)
 from tornado_stm.stm.versions import RESHAPE_STRIPE, stripe_of_key, stripe_of_object
 from tornado_stm.stm.worldlock import WORLD_LOCK
 
 _BUILTINS = builtins.__dict__
+
+#: Values no barrier needs to see (as the C fast path's is_scalar): a coroutine
+#: step's direct-mode operation on them alone does not take W.
+_SCALARS = frozenset({int, float, str, bool, type(None), bytes})
 
 
 def current() -> Optional[Transaction]:
@@ -133,6 +138,8 @@ def instance_dict(tx: Optional[Transaction], obj: Any, read: Any = operator.attr
     shared object escapes the barriers (its changes in place are seen by
     ``obj.name`` without a version), so the section becomes inevitable and
     holds RESHAPE_STRIPE."""
+    if tx is None:
+        take_w_for_step()
     if isinstance(obj, ModuleType):
         versioning_module(tx, obj)          # its dict may be written through
         return read(obj)
@@ -174,7 +181,10 @@ def imported_name(tx: Optional[Transaction], plain: Any, module: str, level: int
     have as an attribute (a submodule the import system bound) keeps the
     imported value.
     """
-    if tx is None or tx.inevitable:
+    if tx is None and CURRENT.step is not None:
+        # A step without W yet: the import read the module before W; read it again under W.
+        take_w_for_step()
+    elif tx is None or tx.inevitable:
         return plain
     try:
         resolved = importlib.util.resolve_name("." * level + module, package) if level else module
@@ -262,7 +272,7 @@ def del_attr(tx: Optional[Transaction], obj: Any, name: str) -> None:
             except KeyError:
                 raise AttributeError(f"module {obj.__name__!r} has no attribute {name!r}") from None
             return
-        kind = write_kind(type(obj), name)
+        kind = write_kind(type(obj), name, deleting=True)
         if kind == W_PLAIN:
             tx.delete_attr(obj, name)
             return
@@ -381,6 +391,8 @@ def get_global(tx: Optional[Transaction], namespace: dict, name: str) -> Any:
 
 
 def set_global(tx: Optional[Transaction], namespace: dict, name: str, value: Any) -> None:
+    if tx is None:
+        take_w_for_step()
     if tx is None or tx.inevitable:
         direct_dict_write(namespace, name, operator.setitem, value)
     else:
@@ -420,7 +432,10 @@ class binding_globals:
     def __enter__(self) -> None:
         if self.tx is not None:
             self.tx.become_inevitable("binding a global with def, class or import")
-        elif not WORLD_LOCK.held_by_current_thread():
+            hold(self.stripes)
+            return
+        take_w_for_step()
+        if not WORLD_LOCK.held_by_current_thread():
             WORLD_LOCK.acquire()
             self.own_world_lock = True
         hold(self.stripes)
@@ -432,6 +447,8 @@ class binding_globals:
 
 
 def del_global(tx: Optional[Transaction], namespace: dict, name: str) -> None:
+    if tx is None:
+        take_w_for_step()
     try:
         if tx is None or tx.inevitable:
             direct_dict_write(namespace, name, operator.delitem)
@@ -466,6 +483,10 @@ def _read_in_place(tx: Transaction, obj: Any) -> Any:
     no abort could undo, so the section becomes inevitable first."""
     if is_shared_iterator(obj):
         tx.become_inevitable(ADVANCING_A_SHARED_ITERATOR)
+    elif type(obj) not in IMMUTABLE_TYPES and hasattr(type(obj), "__iter__") \
+            and not isinstance(obj, (*READ_INEVITABLY_TYPES, *DICT_VIEW_TYPES)):
+        # An iterable of the application's: what its __iter__ hands back.
+        return handed_out_iterator(tx, obj, iter(obj))
     return read_other_shared(tx, obj)
 
 
@@ -566,6 +587,8 @@ def match_subject(tx: Optional[Transaction], obj: Any) -> Any:
     writes: the section becomes inevitable first unless the subject is an
     immutable atom (a number, a string).
     """
+    if tx is None and type(obj) not in _SCALARS:
+        take_w_for_step()
     if tx is not None and not tx.inevitable and (
             type(obj) not in IMMUTABLE_TYPES or type(obj) is tuple):
         tx.become_inevitable("match with class patterns on a shared object")
@@ -629,6 +652,8 @@ def tick(tx: Optional[Transaction]) -> None:
 
 def augmented(tx: Optional[Transaction], op: Any, target: Any, value: Any) -> Any:
     """``target op= value``; returns what the statement stores back."""
+    if tx is None and not (type(target) in _SCALARS and type(value) in _SCALARS):
+        take_w_for_step()
     if isinstance(target, CONTAINER_TYPES):
         if tx is None or tx.inevitable:
             if tx is not None and id(target) in tx.private:
@@ -649,6 +674,15 @@ def augmented(tx: Optional[Transaction], op: Any, target: Any, value: Any) -> An
         # counter += shared_list (an instance's __iadd__) or n += 1: the value as read now.
         value = view(tx, value)
     return op(target, value)
+
+
+def context_manager(tx: Optional[Transaction], obj: Any) -> Any:
+    """The object of a ``with`` or ``async with``: its ``__enter__`` runs without
+    a barrier. A coroutine step not yet under W takes W first, so that a lock
+    entered there is always taken after W, as every section takes them."""
+    if tx is None:
+        take_w_for_step()
+    return obj
 
 
 def new(tx: Optional[Transaction], obj: Any) -> Any:
@@ -696,6 +730,18 @@ def call(tx: Optional[Transaction], f: Any, /, *args: Any, **kwargs: Any) -> Any
         func = f.__func__
         if type(func) is FunctionType and func.__code__ is ENTRY_CODE:
             return entry_target(func)(f.__self__, *args, **kwargs)
+    elif not issubclass(kind, type) and _calls_instrumented_code(kind):
+        # An instance of an application class with __call__: that method's
+        # own code reads through the barriers (asked of the class, so that
+        # the instance's own __getattr__ never runs for the engine's sake).
+        return f(*args, **kwargs)
     if tx is None or tx.inevitable:
         return call_direct(tx, f, args, kwargs)
     return call_optimistic(tx, f, args, kwargs)
+
+
+def _calls_instrumented_code(kind: type) -> bool:
+    """True if calling an instance of ``kind`` runs an instrumented ``__call__``."""
+    dunder = getattr(kind, "__call__", None)
+    return type(dunder) is FunctionType and (dunder.__code__ is ENTRY_CODE
+                                             or dunder.__code__ in INSTRUMENTED_CODES)

@@ -32,7 +32,8 @@ import operator
 import sys
 from collections import OrderedDict, deque
 from types import (AsyncGeneratorType, BuiltinFunctionType, CoroutineType, FunctionType,
-                   GeneratorType, MethodType, MethodWrapperType, ModuleType, SimpleNamespace)
+                   GeneratorType, MappingProxyType, MethodDescriptorType, MethodType,
+                   MethodWrapperType, ModuleType, SimpleNamespace, WrapperDescriptorType)
 from typing import Any, Optional
 
 from tornado_stm.stm import policy
@@ -66,6 +67,9 @@ def is_shared_iterator(obj: Any) -> bool:
 #: contents, and builtins read them as buffers: a section that reads a
 #: shared one runs inevitably, where the read cannot be overtaken.
 MUTABLE_BUFFER_TYPES = (bytearray, array.array, memoryview)
+#: What a section reads only inevitably: the buffers, and a mappingproxy,
+#: which reads its mapping live, past the read log and the section's own writes.
+READ_INEVITABLY_TYPES = (*MUTABLE_BUFFER_TYPES, MappingProxyType)
 #: Views of a dict, by the method that makes them (OrderedDict's are subclasses).
 DICT_VIEW_METHODS = ((type({}.keys()), "keys"), (type({}.values()), "values"),
                      (type({}.items()), "items"))
@@ -80,7 +84,7 @@ def read_other_shared(tx: Transaction, obj: Any) -> Any:
     global) would read the live dict: the same view of the section's read
     shadow is returned instead. Anything else is returned as it is.
     """
-    if isinstance(obj, MUTABLE_BUFFER_TYPES):
+    if isinstance(obj, READ_INEVITABLY_TYPES):
         tx.become_inevitable(f"reading a shared {type(obj).__name__}")
     elif isinstance(obj, DICT_VIEW_TYPES) and not tx.inevitable:
         if VIEW_MAPPING is None:                     # no C helper (PyPy): slow but right
@@ -94,6 +98,44 @@ def read_other_shared(tx: Transaction, obj: Any) -> Any:
     return obj
 
 
+def handed_out_iterator(tx: Transaction, iterable: Any, iterator: Any) -> Any:
+    """``iterator``, just returned by ``iterable.__iter__``: the section's own
+    when nothing else holds it (a new generator, an iterator over the read
+    shadow); one that something else holds too (an object keeping one
+    shared iterator and handing it out from ``__iter__``) changes for every
+    section that consumes it, so this one becomes inevitable first."""
+    if iterator is iterable or id(iterator) in tx.private or not is_shared_iterator(iterator):
+        return iterator
+    # Callers pass iter(...) itself as the argument: then this frame's
+    # parameter and getrefcount's own argument are the only references to a
+    # new iterator.
+    if sys.getrefcount(iterator) > _ONLY_HERE:
+        tx.become_inevitable(ADVANCING_A_SHARED_ITERATOR)
+    else:
+        tx.adopt(iterator)
+    return iterator
+
+
+#: sys.getrefcount() of an object that only handed_out_iterator's parameter holds.
+_ONLY_HERE = 2
+
+
+def is_a(obj: Any, kinds: Any) -> bool:
+    """``isinstance(obj, kinds)`` that never runs an application ``__getattribute__``.
+
+    isinstance() asks ``obj.__class__`` when the type alone does not answer,
+    and a class whose ``__getattribute__`` calls ``object.__getattribute__``
+    would come back to the call barrier, for ever. Such a class is judged
+    by its type; a C proxy (``weakref.proxy``) still by its ``__class__``.
+    """
+    kind = type(obj)
+    if issubclass(kind, kinds):
+        return True
+    if type(getattr(kind, "__getattribute__", None)) is FunctionType:
+        return False
+    return isinstance(obj, kinds)
+
+
 def bound_container(f: Any) -> Any:
     """The shared-container kind of object a bound method belongs to, or None.
 
@@ -103,7 +145,7 @@ def bound_container(f: Any) -> Any:
     kind = type(f)
     if kind is BuiltinFunctionType or kind is MethodWrapperType or kind is MethodType:
         owner = f.__self__
-        if isinstance(owner, CONTAINER_TYPES):
+        if is_a(owner, CONTAINER_TYPES):
             return owner
     return None
 
@@ -123,11 +165,32 @@ COMPARING_FUNCTIONS: set = {heapq.heapify}
 def _compares_items(f: Any) -> bool:
     owner = _bound_self(f)
     if owner is not None:
-        return isinstance(owner, _COMPARED_OWNERS) and f.__name__ in COMPARING_METHODS
+        return is_a(owner, _COMPARED_OWNERS) and f.__name__ in COMPARING_METHODS
     try:
         return f in COMPARING_FUNCTIONS
     except TypeError:                             # an unhashable callable
         return False
+
+
+#: Functions written in C: called by other C code, their policy is not applied.
+_C_FUNCTIONS = (BuiltinFunctionType, MethodDescriptorType, WrapperDescriptorType,
+                MethodWrapperType)
+
+
+def _through_the_barrier(value: Any) -> Any:
+    """``value``, or, for a C function with effects (``next``, ``setattr``,
+    ``list.append``) that a library function would call from C past every
+    barrier (``map(next, streams)``, ``sorted(xs, key=next)``), a Python
+    function making each of those calls through the call barrier."""
+    target = value.func if type(value) is functools.partial else value
+    if not isinstance(target, _C_FUNCTIONS) or policy.lookup(target).kind == "pure":
+        return value
+    from tornado_stm.stm import barriers        # (barriers imports this module)
+    from tornado_stm.stm.txn import current
+
+    def called_through_the_barrier(*args: Any, **kwargs: Any) -> Any:
+        return barriers.call(current(), value, *args, **kwargs)
+    return called_through_the_barrier
 
 
 def call_optimistic(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
@@ -135,6 +198,10 @@ def call_optimistic(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
     if rule is policy.IRREVOCABLE and isinstance(f, type):
         rule = class_policy(f)
     kind = rule.kind
+    if kind == "pure" and (args or kwargs):
+        args = tuple(map(_through_the_barrier, args))
+        if kwargs:
+            kwargs = {name: _through_the_barrier(value) for name, value in kwargs.items()}
     if kind == "special":
         return rule.handler(tx, f, args, kwargs)
     if kind == "handoff":
@@ -167,7 +234,7 @@ def call_optimistic(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
         if id(_bound_self(f)) in tx.private and len(rule.writes) == 1:
             return _fresh(tx, rule, call_reading(tx, f, args, kwargs))
     elif kind == "pure":
-        return _fresh(tx, rule, call_reading(tx, f, args, kwargs))
+        return _fresh(tx, rule, call_reading(tx, f, args, kwargs), args)
     elif kind == "mutates" and _can_shadow(tx, args, rule.writes):
         args = tuple(tx.shadow_for_write(arg) if index in rule.writes and id(arg) not in tx.private
                      else arg for index, arg in enumerate(args))
@@ -232,13 +299,17 @@ def _can_shadow(tx: Transaction, args: tuple, writes: tuple[int, ...]) -> bool:
         if index >= len(args):
             return False
         arg = args[index]
-        if id(arg) not in tx.private and not isinstance(arg, CONTAINER_TYPES):
+        if id(arg) not in tx.private and not is_a(arg, CONTAINER_TYPES):
             return False
     return True
 
 
-def _fresh(tx: Transaction, rule: policy.CallPolicy, result: Any) -> Any:
-    if rule.fresh and type(result) not in IMMUTABLE_TYPES:
+def _fresh(tx: Transaction, rule: policy.CallPolicy, result: Any, args: tuple = ()) -> Any:
+    """``result``, the section's own when ``rule`` says the callable makes a new
+    object: not when it handed back one of its arguments (``copy.copy`` of an
+    object whose ``__copy__`` returns itself, an enum member)."""
+    if rule.fresh and type(result) not in IMMUTABLE_TYPES \
+            and not any(result is arg for arg in args):
         tx.adopt(result)
     return result
 
@@ -253,8 +324,8 @@ DEEP_READERS: set = {repr, str, ascii, format, sorted, min, max, hash, print,
 #: Deep readers whose first argument is the function that reads the items:
 #: an instrumented one reads through the barriers (map(f, rows) is then shallow).
 _FUNCTION_FIRST = frozenset({map, filter, itertools.starmap, itertools.filterfalse})
-#: Methods of a str that read the values nested in their arguments; the
-#: first two also read attributes named in the format ('{0.balance}').
+#: Methods of a str (join: of bytes too) that read the values nested in their
+#: arguments; the first two also read attributes named in the format ('{0.balance}').
 _STR_READERS = {"format": True, "format_map": True, "join": False}
 #: Callables whose result reads its arguments later (an iterator, a view).
 LAZY_CALLABLES: set = {iter, reversed, enumerate, zip, map, filter, *(
@@ -298,7 +369,7 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
         reads_attributes = f in ATTRIBUTE_READERS
     except TypeError:                             # an unhashable callable
         deep = reads_attributes = False
-    if type(_bound_self(f)) is str and f.__name__ in _STR_READERS:
+    if type(_bound_self(f)) in (str, bytes) and f.__name__ in _STR_READERS:
         deep, reads_attributes = True, reads_attributes or _STR_READERS[f.__name__]
     compares = _compares_items(f)
     if compares:
@@ -324,12 +395,12 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
             continue
         if id(arg) in tx.private:
             # sum([a, b], []): a container the section made may hold shared ones
-            if deep and isinstance(arg, CONTAINER_TYPES) and not record_nested(tx, arg):
+            if deep and is_a(arg, CONTAINER_TYPES) and not record_nested(tx, arg):
                 tx.become_inevitable(f"deep read by {policy.qualified_name(f)}")
                 return call_direct(tx, original, args, kwargs)
             continue
         replacement = arg
-        container = isinstance(arg, CONTAINER_TYPES)
+        container = is_a(arg, CONTAINER_TYPES)
         log = tx.containers.get(id(arg)) if compares and container else None
         if log is not None and log.changed():
             # rows.index(row) after row.append(x): the section's copy of row is
@@ -343,7 +414,7 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
             else:
                 tx.whole_read_allowed(arg)
                 watched.append(stripe_of_object(id(arg)))
-        elif isinstance(arg, MUTABLE_BUFFER_TYPES):
+        elif isinstance(arg, READ_INEVITABLY_TYPES):
             read_other_shared(tx, arg)                 # inevitable
             return call_direct(tx, original, args, kwargs)
         elif isinstance(arg, DICT_VIEW_TYPES):
@@ -459,7 +530,10 @@ def class_policy(klass: type) -> policy.CallPolicy:
     if rule is None:
         rule = policy.IRREVOCABLE
         if _class_is_safe(klass):
-            fresh = klass.__new__ is object.__new__ or klass.__module__ == "builtins"
+            # (a metaclass __call__ may hand back an object that already
+            # exists: a singleton is not the section's own)
+            fresh = (klass.__new__ is object.__new__ or klass.__module__ == "builtins") \
+                and type(klass).__call__ is type.__call__
             rule = policy.PURE_FRESH if fresh else policy.PURE
         CLASS_POLICIES[klass] = rule
     return rule
@@ -590,7 +664,7 @@ def _is_logging_call(f: Any) -> bool:
     if getattr(f, "__name__", None) not in _LOGGING_CALLS:
         return False
     owner = getattr(f, "__self__", None)
-    return isinstance(owner, (logging.Logger, logging.LoggerAdapter)) or (
+    return is_a(owner, (logging.Logger, logging.LoggerAdapter)) or (
         owner is None and getattr(f, "__module__", None) == "logging")
 
 
@@ -638,7 +712,7 @@ def _hands_out_an_instance_dict(f: Any, args: tuple) -> bool:
 
 def _only_writes_out(f: Any) -> bool:
     """print and logging: unknown to the table, but they change no application state."""
-    return f is print or isinstance(getattr(f, "__self__", None), logging.Logger) \
+    return f is print or is_a(getattr(f, "__self__", None), logging.Logger) \
         or getattr(f, "__module__", None) == "logging"
 
 
@@ -654,10 +728,10 @@ def _reached_containers(tx: Optional[Transaction], f: Any, args: tuple,
         if id(value) in seen or type(value) in IMMUTABLE_TYPES:
             continue
         seen.add(id(value))
-        if isinstance(value, CONTAINER_TYPES):
+        if is_a(value, CONTAINER_TYPES):
             if tx is None or id(value) not in tx.private:
                 found.append(value)
-        elif isinstance(value, functools.partial):
+        elif is_a(value, functools.partial):
             pending += [value.func, *value.args, *value.keywords.values()]
         else:
             owner = _bound_self(value)
@@ -741,6 +815,8 @@ def _scan_nested(tx: Transaction, root: Any, instances: bool) -> bool:
                     return False
                 tx.touch(element)
                 stack.append(element)
+            elif isinstance(element, MUTABLE_BUFFER_TYPES) and id(element) not in tx.private:
+                return False                        # no versions: the caller goes inevitable
             elif (instances or has_plain_readers(kind)) and is_shared_instance(tx, element):
                 values = record_instance(tx, element)
                 if values is None:

@@ -50,7 +50,7 @@ import os
 import threading
 import tomllib
 from dataclasses import dataclass
-from types import (BuiltinFunctionType, MethodDescriptorType, MethodType,
+from types import (BuiltinFunctionType, FunctionType, MethodDescriptorType, MethodType,
                    MethodWrapperType, ModuleType, WrapperDescriptorType)
 from typing import Callable, Optional
 
@@ -138,6 +138,9 @@ SHIPPED: dict[str, str] = {
     # Exceptions and plain objects: their methods touch only the object itself
     # (typically just built by the section): super().__init__(...) stays optimistic.
     "BaseException.*": "pure", "object.__init__": "pure",
+    # ... but these change the exception in place (its notes, its traceback).
+    **_words("mutates 0", "BaseException.add_note BaseException.with_traceback "
+             "BaseException.__setstate__"),
     # Immutable types: every method only reads.
     **_words("pure", "str.* bytes.* int.* float.* tuple.* frozenset.* complex.* bool.* range.*"),
     "math.*": "pure", "cmath.*": "pure", "operator.*": "pure", "_operator.*": "pure",
@@ -421,9 +424,25 @@ def lookup(f: object, default: CallPolicy = IRREVOCABLE) -> CallPolicy:
     if _unresolved:
         _resolve_pending()
     policy = _specials.get(key) or _by_object.get(key) or _wildcard_for(f) or default
-    with _lock:
-        LOOKUP_CACHE[key] = policy
+    if _lives_as_long_as_its_code(key):
+        with _lock:
+            LOOKUP_CACHE[key] = policy
     return policy
+
+
+#: Keys that stand for code, not for objects a program makes as it runs.
+_CODE_KINDS = (BuiltinFunctionType, MethodDescriptorType, WrapperDescriptorType, type, tuple)
+
+
+def _lives_as_long_as_its_code(key: object) -> bool:
+    """True for a key the cache may keep for ever: a C function or method, a
+    class, a function defined at the top of a module or class. Not a
+    callable object, a ``functools.partial`` or a closure made per call: the
+    cache would keep each one, and everything it holds, alive for good."""
+    if isinstance(key, _CODE_KINDS):
+        return True
+    return type(key) is FunctionType and "<locals>" not in key.__qualname__ \
+        and key.__name__ != "<lambda>"
 
 
 def qualified_name(f: object) -> str:

@@ -16,10 +16,12 @@ from types import MethodWrapperType, ModuleType
 from typing import Any, Optional
 
 from tornado_stm.stm import policy
+from tornado_stm.stm.attrkinds import refuses_attribute
 from tornado_stm.stm.barriers import (contains, del_attr, del_item, get_attr, get_item,
                                       instance_dict, set_attr, set_item)
 from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, call_reading,
-                                   direct_container_call, is_shared_iterator)
+                                   direct_container_call, handed_out_iterator,
+                                   is_shared_iterator)
 from tornado_stm.stm.section import after_the_section
 from tornado_stm.stm.txn import Transaction, direct_write
 from tornado_stm.stm.versions import stripe_of_key
@@ -56,14 +58,22 @@ def _special_delattr(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dic
 
 def _special_object_setattr(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> None:
     """``object.__setattr__(self, name, value)`` inside a custom ``__setattr__``, and the
-    same slot bound to its object: ``super().__setattr__(name, value)``, ``obj.__setattr__``."""
+    same slot bound to its object: ``super().__setattr__(name, value)``, ``obj.__setattr__``;
+    ``type.__setattr__(cls, name, value)`` likewise, in a metaclass."""
     if type(f) is MethodWrapperType:
         args = (f.__self__, *args)
-        f = object.__setattr__
+        # (type.__setattr__ when bound to a class: super().__setattr__ in a metaclass)
+        f = type.__setattr__ if getattr(f, "__objclass__", object) is type else object.__setattr__
     if len(args) == 3 and isinstance(args[0], ModuleType) and not kwargs:
         return set_attr(tx, *args)          # a module's attributes live in its dict
-    if kwargs or len(args) != 3 or (tx is not None and id(args[0]) in tx.private):
+    if kwargs or len(args) != 3 or (tx is not None and id(args[0]) in tx.private) \
+            or (f is object.__setattr__ and isinstance(args[0], type)) \
+            or (f is type.__setattr__ and not isinstance(args[0], type)):
+        # (each refuses the other's objects, with a TypeError)
         return f(*args, **kwargs)
+    if tx is not None and not tx.inevitable and isinstance(args[1], str) \
+            and refuses_attribute(type(args[0]), args[1]):
+        tx.become_inevitable("object.__setattr__ of an attribute the object cannot hold")
     if tx is None or tx.inevitable:
         return direct_write((stripe_of_key(id(args[0]), args[1]),), f, *args)
     tx.write_attr(*args)
@@ -80,10 +90,7 @@ def _special_iter(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) 
     """``iter(x)``: a new iterator is the section's own; ``iter(it)`` is ``it`` itself."""
     if tx is None or tx.inevitable or kwargs or len(args) != 1:
         return f(*args, **kwargs)
-    result = call_reading(tx, f, args, kwargs)
-    if result is not args[0] and is_shared_iterator(result):
-        tx.adopt(result)
-    return result
+    return handed_out_iterator(tx, args[0], call_reading(tx, f, args, kwargs))
 
 
 def _per_key(writes: bool) -> Any:
@@ -143,7 +150,8 @@ def _special_weakref(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dic
 #: The callables with a handler here, and their handlers.
 SPECIALS = ((getattr, _special_getattr), (hasattr, _special_hasattr),
             (setattr, _special_setattr), (delattr, _special_delattr),
-            (object.__setattr__, _special_object_setattr), (next, _special_next),
+            (object.__setattr__, _special_object_setattr),
+            (type.__setattr__, _special_object_setattr), (next, _special_next),
             (iter, _special_iter),
             (dict.get, _special_dict_get), (dict.setdefault, _special_dict_setdefault),
             (dict.pop, _special_dict_pop), (weakref.ref, _special_weakref))
