@@ -78,7 +78,7 @@ FOUR_THREADS = frozenset({
     "iter_next_retry", "nested_arg_torn", "objects_mix", "plain_mutators", "readers_mix",
     "reinit_shared", "shuffle_private_rng", "vars_lost", "view_global_torn",
     "namespace_torn", "sort_torn", "heap_torn", "gen_finally_abort", "sink_del",
-    "meta_setattr", "meta_setattr_min", "singleton_meta", "type_setattr", "proxy_copy", "buf_nested_join",
+    "meta_setattr", "meta_setattr_min", "singleton_meta", "type_setattr", "proxy_copy", "buf_nested_join", "map_setattr",
 })
 
 #: Programs that pass under the engine and break on plain threads of the

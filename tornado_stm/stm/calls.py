@@ -630,6 +630,13 @@ def call_direct(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) ->
         # changes obj.name reads without a version (as barriers.instance_dict).
         # Every section that overlaps this one aborts: it holds RESHAPE_STRIPE.
         hold((RESHAPE_STRIPE,))
+    if rule.kind == "pure" and tx is not None and (args or kwargs):
+        # map(setattr, objects, names, values) in an inevitable section: each
+        # setattr must bump the versions of what it writes, as the barrier's
+        # does, or an optimistic reader of those objects commits over it.
+        args = tuple(map(_through_the_barrier, args))
+        if kwargs:
+            kwargs = {name: _through_the_barrier(value) for name, value in kwargs.items()}
     if rule.kind == "mutates":
         owner = bound_container(f)
         targets = [owner] if owner is not None and 0 in rule.writes else [
