@@ -162,34 +162,46 @@ typedef struct {
  * NULL otherwise. */
 static THREAD_LOCAL PyObject *step_pending = NULL;
 
+/* A TxSlot field's value: its thread-local slot, None when empty. */
+static PyObject *
+slot_value(PyObject *slot)
+{
+    return Py_NewRef(slot != NULL ? slot : Py_None);
+}
+
+/* Set a TxSlot field's thread-local slot. Like the threading.local it
+ * replaces, setting None or deleting it empties the slot. */
+static void
+slot_store(PyObject **slot, PyObject *value)
+{
+    PyObject *old = *slot;
+    *slot = (value == NULL || value == Py_None) ? NULL : Py_NewRef(value);
+    Py_XDECREF(old);
+}
+
 static PyObject *
 txslot_get_step(PyObject *self, void *closure)
 {
-    return Py_NewRef(step_pending != NULL ? step_pending : Py_None);
+    return slot_value(step_pending);
 }
 
 static int
 txslot_set_step(PyObject *self, PyObject *value, void *closure)
 {
-    PyObject *old = step_pending;
-    step_pending = (value == NULL || value == Py_None) ? NULL : Py_NewRef(value);
-    Py_XDECREF(old);
+    slot_store(&step_pending, value);
     return 0;
 }
 
 static PyObject *
 txslot_get_tx(PyObject *self, void *closure)
 {
-    return Py_NewRef(current_tx != NULL ? current_tx : Py_None);
+    return slot_value(current_tx);
 }
 
 static int
 txslot_set_tx(PyObject *self, PyObject *value, void *closure)
 {
-    /* Like the threading.local it replaces, deleting it reverts to None. */
-    PyObject *old = current_tx;
-    current_tx = (value == NULL || value == Py_None) ? NULL : Py_NewRef(value);
-    Py_XDECREF(old);
+    slot_store(&current_tx, value);
     return 0;
 }
 

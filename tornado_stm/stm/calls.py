@@ -193,15 +193,21 @@ def _through_the_barrier(value: Any) -> Any:
     return called_through_the_barrier
 
 
+def _arguments_through_the_barrier(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """The arguments of a call to library code, each passed through :func:`_through_the_barrier`."""
+    args = tuple(map(_through_the_barrier, args))
+    if kwargs:
+        kwargs = {name: _through_the_barrier(value) for name, value in kwargs.items()}
+    return args, kwargs
+
+
 def call_optimistic(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
     rule = policy.lookup(f)
     if rule is policy.IRREVOCABLE and isinstance(f, type):
         rule = class_policy(f)
     kind = rule.kind
     if kind == "pure" and (args or kwargs):
-        args = tuple(map(_through_the_barrier, args))
-        if kwargs:
-            kwargs = {name: _through_the_barrier(value) for name, value in kwargs.items()}
+        args, kwargs = _arguments_through_the_barrier(args, kwargs)
     if kind == "special":
         return rule.handler(tx, f, args, kwargs)
     if kind == "handoff":
@@ -634,9 +640,7 @@ def call_direct(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) ->
         # map(setattr, objects, names, values) in an inevitable section: each
         # setattr must bump the versions of what it writes, as the barrier's
         # does, or an optimistic reader of those objects commits over it.
-        args = tuple(map(_through_the_barrier, args))
-        if kwargs:
-            kwargs = {name: _through_the_barrier(value) for name, value in kwargs.items()}
+        args, kwargs = _arguments_through_the_barrier(args, kwargs)
     if rule.kind == "mutates":
         owner = bound_container(f)
         targets = [owner] if owner is not None and 0 in rule.writes else [
