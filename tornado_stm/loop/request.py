@@ -90,7 +90,7 @@ async def _execute(self: tornado.web.RequestHandler, transforms: list, *args: by
 
 def _hooks_run_in_one_step(handler: tornado.web.RequestHandler) -> bool:
     """True if this request's hooks can run as one section (see the module docstring)."""
-    if current() is not None or not response._can_hold(handler):   # (a web socket)
+    if current() is not None or handler.request.connection is None:
         return False
     key = (type(handler), handler.request.method)
     known = _one_step_kinds.get(key)
@@ -108,12 +108,13 @@ _REQUEST_HANDLER_BASES = frozenset(tornado.web.RequestHandler.__mro__)
 def _plain_instrumented_hooks(klass: type, http_method: Optional[str]) -> bool:
     """True if ``prepare`` and the method of ``klass`` for ``http_method`` are
     plain functions, every function ``klass`` defines below ``RequestHandler``
-    is instrumented, and the class does not stream request bodies.
+    is instrumented, and the class does not stream request bodies and is
+    not a web socket.
 
     Tornado's own handlers (``StaticFileHandler``, ``ErrorHandler``) and
     mixins are not instrumented: they keep Tornado's ``_execute``.
     """
-    if getattr(klass, "_stream_request_body", False):
+    if getattr(klass, "_stream_request_body", False) or not response.holds_responses_of(klass):
         return False
     if not all(is_instrumented(member)
                for base in klass.__mro__ if base not in _REQUEST_HANDLER_BASES
@@ -140,13 +141,13 @@ def _handle_as_tornado_does(handler: tornado.web.RequestHandler, exc: Exception)
 
 
 def _parsed_arguments(request: Any) -> tuple[dict, dict, dict]:
-    """The request's arguments before ``_execute`` parses the body into them."""
+    """Copies of the request's arguments before ``_execute`` parses the body into them."""
     return (_copy_lists(request.arguments), _copy_lists(request.body_arguments),
             _copy_lists(request.files))
 
 
 def _copy_lists(table: dict) -> dict:
-    return {name: list(values) for name, values in table.items()}
+    return {name: list(values) for name, values in table.items()} if table else {}
 
 
 def _first_step(handler: tornado.web.RequestHandler, transforms: list, args: tuple,
@@ -157,11 +158,10 @@ def _first_step(handler: tornado.web.RequestHandler, transforms: list, args: tup
     """
     tx = current()
     # An abort restores the handler as it is here (its fields, buffer,
-    # headers, connection); the request's parsed arguments are restored here.
+    # headers, connection), and the request's arguments as they were
+    # before the first attempt parsed its body into them.
     response._Recording.for_attempt(tx, handler)
-    request = handler.request
-    request.arguments, request.body_arguments, request.files = (
-        _copy_lists(table) for table in parsed)
+    tx.undo_on_abort(lambda: _restore_arguments(handler.request, parsed))
     coroutine = _tornado_execute(handler, transforms, *args, **kwargs)
     try:
         awaited = coroutine.send(None)
@@ -169,6 +169,11 @@ def _first_step(handler: tornado.web.RequestHandler, transforms: list, args: tup
         return None
     tx.undo_on_abort(coroutine.close)
     return coroutine, awaited
+
+
+def _restore_arguments(request: Any, parsed: tuple[dict, dict, dict]) -> None:
+    request.arguments, request.body_arguments, request.files = (
+        _copy_lists(table) for table in parsed)
 
 
 @types.coroutine

@@ -45,7 +45,7 @@ import tornado.web
 import tornado.websocket
 from tornado.concurrent import Future, chain_future
 
-from tornado_stm.stm import barriers, policy
+from tornado_stm.stm import barriers, current, policy
 from tornado_stm.stm.txn import Transaction
 
 #: RequestHandler methods that only build the handler's own response.
@@ -56,11 +56,11 @@ RESPONSE_METHODS = (
     "set_secure_cookie", "set_etag_header",
 )
 
-#: The instance attribute under which a handler keeps its attempt's recording.
-_RECORDING = "_stm_response"
-
 _installed = False
 _install_lock = threading.Lock()
+
+#: Tornado's own ``RequestHandler._log`` (the access-log line of a request).
+_tornado_log = tornado.web.RequestHandler._log
 
 
 def install() -> None:
@@ -73,6 +73,7 @@ def install() -> None:
             method = getattr(tornado.web.RequestHandler, name, None)
             if method is not None:
                 policy.register_special(method, _respond)
+        tornado.web.RequestHandler._log = _log  # type: ignore[method-assign]
         _installed = True
 
 
@@ -83,63 +84,90 @@ def _respond(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
     handler = getattr(f, "__self__", None)
     if handler is None and args:            # RequestHandler.write(self, ...)
         handler = args[0]
-    if not _can_hold(handler):
-        tx.become_inevitable(f"call to {policy.qualified_name(f)}")
-        return f(*args, **kwargs)
-    _Recording.for_attempt(tx, handler)
-    args = tuple(barriers.deep_view(tx, arg) for arg in args)
-    kwargs = {name: barriers.deep_view(tx, value) for name, value in kwargs.items()}
+    if _Recording.of(tx, handler) is None:
+        if not can_hold(handler):
+            tx.become_inevitable(f"call to {policy.qualified_name(f)}")
+            return f(*args, **kwargs)
+        _Recording(tx, handler)
+    args = tuple([barriers.deep_view(tx, arg) for arg in args])
+    if kwargs:
+        kwargs = {name: barriers.deep_view(tx, value) for name, value in kwargs.items()}
     return f(*args, **kwargs)
 
 
-def _can_hold(handler: Any) -> bool:
-    if not isinstance(handler, tornado.web.RequestHandler):
-        return False
-    if isinstance(handler, tornado.websocket.WebSocketHandler):
-        return False
-    request = getattr(handler, "request", None)
-    if request is None or getattr(request, "connection", None) is None:
-        return False
-    # Output transforms (gzip) keep compressor state that cannot be copied.
-    return not getattr(handler, "_transforms", None)
+def can_hold(handler: Any) -> bool:
+    """True if ``handler``'s response can be held back to a commit."""
+    return (holds_responses_of(type(handler))
+            and getattr(handler.request, "connection", None) is not None
+            # Output transforms (gzip) keep compressor state that cannot be copied.
+            and not getattr(handler, "_transforms", None))
+
+
+def holds_responses_of(klass: type) -> bool:
+    """True if responses of handlers of this class can be held (not a web socket)."""
+    return (issubclass(klass, tornado.web.RequestHandler)
+            and not issubclass(klass, tornado.websocket.WebSocketHandler))
+
+
+def _log(handler: tornado.web.RequestHandler) -> None:
+    """``RequestHandler._log``: an attempt's access-log line waits for its commit."""
+    recording = _Recording.of(current(), handler)
+    if recording is None:
+        _tornado_log(handler)
+    else:
+        recording.hold(_tornado_log, (handler,))
 
 
 class _Recording:
-    """One attempt's checkpoint of a handler and what its response sent, held back."""
+    """One attempt's checkpoint of a handler and what its response sent, held back.
+
+    It is the attempt's ``held_response`` (a second handler's, rare, hangs
+    on the first's ``others``). The actions are ``(function, arguments,
+    future or None)``, replayed in order at the commit.
+    """
+
+    __slots__ = ("tx", "handler", "actions", "saved", "saved_buffer", "saved_headers",
+                 "saved_cookie", "connection", "others")
 
     def __init__(self, tx: Transaction, handler: tornado.web.RequestHandler) -> None:
         self.tx = tx
         self.handler = handler
-        self.actions: list[Callable[[], Any]] = []
+        self.actions: list[tuple[Callable[..., Any], tuple, Optional[Future]]] = []
         self.saved = dict(vars(handler))
         self.saved_buffer = list(handler._write_buffer)
-        self.saved_headers = _header_pairs(handler._headers)
+        self.saved_headers = _copy_headers(handler._headers)
         cookie = getattr(handler, "_new_cookie", None)
         self.saved_cookie = copy.deepcopy(cookie) if cookie is not None else None
         self.connection = handler.request.connection
+        self.others: list[_Recording] = []
         handler.request.connection = _HeldConnection(self)
-        # finish() logs the request: that line waits for the commit too.
-        vars(handler)["_log"] = self._hold_log
-        vars(handler)[_RECORDING] = self
+        first = tx.held_response
+        if first is None:
+            tx.held_response = self
+        else:
+            first.others.append(self)
         tx.undo_on_abort(self.restore)
         tx.defer(self.release)
 
+    @staticmethod
+    def of(tx: Optional[Transaction], handler: Any) -> Optional["_Recording"]:
+        """The recording ``tx`` holds for ``handler``, if any."""
+        first = tx.held_response if tx is not None else None
+        if first is None or first.handler is handler:
+            return first
+        for other in first.others:
+            if other.handler is handler:
+                return other
+        return None
+
     @classmethod
     def for_attempt(cls, tx: Transaction, handler: tornado.web.RequestHandler) -> "_Recording":
-        # Not vars(handler).get(): on 3.13t, dict.get of a key that another
-        # instance of the class once had (this one, after release() popped
-        # it) takes about 25 us; getattr takes 0.2 us.
-        recording = getattr(handler, _RECORDING, None)
-        if recording is not None and recording.tx is tx:
-            return recording
-        return cls(tx, handler)
+        recording = cls.of(tx, handler)
+        return recording if recording is not None else cls(tx, handler)
 
-    def hold(self, action: Callable[[], Any]) -> None:
-        self.actions.append(action)
-
-    def _hold_log(self) -> None:
-        handler = self.handler
-        self.hold(lambda: type(handler)._log(handler))
+    def hold(self, function: Callable[..., Any], args: tuple,
+             future: Optional[Future] = None) -> None:
+        self.actions.append((function, args, future))
 
     def restore(self) -> None:
         """The attempt aborted: the handler as it was before its first response call."""
@@ -148,33 +176,21 @@ class _Recording:
         state.clear()
         state.update(self.saved)
         handler._write_buffer = self.saved_buffer
-        handler._headers = _headers_from(self.saved_headers)
+        handler._headers = _copy_headers(self.saved_headers)
         if self.saved_cookie is not None:
             handler._new_cookie = self.saved_cookie
         handler.request.connection = self.connection
 
     def release(self) -> None:
         """The attempt committed (or became inevitable): send what it held back."""
-        handler = self.handler
-        handler.request.connection = self.connection
-        state = vars(handler)
-        state.pop("_log", None)
-        state.pop(_RECORDING, None)
+        self.handler.request.connection = self.connection
+        if self.tx.held_response is self:
+            self.tx.held_response = None
         actions, self.actions = self.actions, []
-        for action in actions:
-            action()
-
-
-def _header_pairs(headers: Any) -> list[tuple[str, str]]:
-    """A cheap snapshot of ``HTTPHeaders``: the checkpoint's, needed again only on an abort."""
-    return list(headers.get_all())
-
-
-def _headers_from(pairs: list[tuple[str, str]]) -> Any:
-    headers = tornado.httputil.HTTPHeaders()
-    for name, value in pairs:
-        headers.add(name, value)
-    return headers
+        for function, args, future in actions:
+            sent = function(*args)
+            if future is not None:
+                chain_future(sent, future)
 
 
 def _copy_headers(headers: tornado.httputil.HTTPHeaders) -> tornado.httputil.HTTPHeaders:
@@ -196,24 +212,30 @@ def _copy_headers(headers: tornado.httputil.HTTPHeaders) -> tornado.httputil.HTT
 
 
 class _HeldConnection:
-    """Stands in for ``request.connection`` while a section's response is uncommitted."""
+    """Stands in for ``request.connection`` while a section's response is uncommitted.
+
+    What an HTTP/1 connection does that a response sends is held until the
+    commit; a write answers at once with a future that resolves with the
+    real one's.
+    """
 
     def __init__(self, recording: _Recording) -> None:
         self._recording = recording
         self._real = recording.connection
 
-    # What an HTTP/1 connection does that a response sends: held until the commit.
-    def write_headers(self, *args: Any) -> Optional[Future]:
-        return self._hold("write_headers", args)
+    def write_headers(self, start_line: Any, headers: Any, *rest: Any) -> Future:
+        # The handler may change its header object later; send it as it is now.
+        return self._hold_write(self._real.write_headers,
+                                (start_line, _copy_headers(headers), *rest))
 
-    def write(self, *args: Any) -> Optional[Future]:
-        return self._hold("write", args)
+    def write(self, *args: Any) -> Future:
+        return self._hold_write(self._real.write, args)
 
     def finish(self, *args: Any) -> None:
-        self._hold("finish", args)
+        self._recording.hold(self._real.finish, args)
 
     def set_close_callback(self, *args: Any) -> None:
-        self._hold("set_close_callback", args)
+        self._recording.hold(self._real.set_close_callback, args)
 
     def __getattr__(self, name: str) -> Any:
         if name == "detach":
@@ -222,18 +244,7 @@ class _HeldConnection:
             return self._real.detach
         return getattr(self._real, name)
 
-    def _hold(self, name: str, args: tuple) -> Optional[Future]:
-        if name == "write_headers":
-            # The handler may change its header object later; send it as it is now.
-            args = (args[0], _copy_headers(args[1]), *args[2:])
-        real = self._real
-        if name in ("finish", "set_close_callback"):
-            self._recording.hold(lambda: getattr(real, name)(*args))
-            return None
+    def _hold_write(self, function: Callable[..., Any], args: tuple) -> Future:
         future: Future = Future()
-
-        def send() -> None:
-            chain_future(getattr(real, name)(*args), future)
-
-        self._recording.hold(send)
+        self._recording.hold(function, args, future)
         return future

@@ -278,7 +278,8 @@ class Transaction:
 
     __slots__ = ("rv", "reads", "private", "attrs", "containers", "inevitable", "doomed",
                  "stats", "entered_with_w", "token", "has_w", "read_count", "write_markers",
-                 "after_commit", "on_abort", "made", "releasing_own", "publishing")
+                 "after_commit", "on_abort", "made", "releasing_own", "publishing",
+                 "held_response")
 
     def __init__(self, stats: ThreadStats, entered_with_w: bool, token: Optional[list]) -> None:
         self.rv = CLOCK[0]
@@ -313,6 +314,9 @@ class Transaction:
         self.after_commit: list = []
         #: Callables that undo in-place effects of this attempt, run on abort.
         self.on_abort: list = []
+        #: The event loop's record of a handler response this attempt holds
+        #: back to its commit (tornado_stm.loop.response), or None.
+        self.held_response: Any = None
 
     # -- consistency ------------------------------------------------------
 
