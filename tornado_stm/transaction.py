@@ -44,7 +44,7 @@ import threading
 import time as _time
 from typing import Any, Callable, Generator, Iterable, Optional
 
-from tornado_stm import stm
+from tornado_stm import run_context, stm
 from tornado_stm.stm import barriers
 from tornado_stm.stm import log as stmlog
 from tornado_stm.stm.txn import current as _current_tx
@@ -360,10 +360,14 @@ class TransactionQueue:
         if threads == 1:
             self._worker()
         else:
+            # Each worker runs in a copy of this thread's context, brought up
+            # to date before each call: one chain of context variables, as
+            # the calls of a serial run share this thread's (run_context).
+            context = run_context.RunContext()
             # Daemon threads: after a Ctrl-C, a transaction that cannot be
             # interrupted must not keep the process alive.
-            workers = [threading.Thread(target=self._worker, name=f"transaction-{i}",
-                                        daemon=True)
+            workers = [threading.Thread(target=context.worker(self._worker),
+                                        name=f"transaction-{i}", daemon=True)
                        for i in range(threads)]
             self._live_workers = threads
             for worker in workers:
@@ -379,6 +383,7 @@ class TransactionQueue:
             except BaseException as exc:  # KeyboardInterrupt, on the main thread
                 self._interrupt(workers, exc)
                 raise
+            context.hand_back()
 
     #: How often run()'s main thread looks for a signal another thread received.
     SIGNAL_POLL_SECONDS = 0.1
@@ -457,6 +462,7 @@ class TransactionQueue:
             me = threading.get_ident()
             try:
                 self._in_transaction.add(me)
+                run_context.bring_up_to_date()
                 stm.run_section(_queued_call, (f, args, kwargs))
             except BaseException as exc:
                 with self._lock:

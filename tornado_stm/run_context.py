@@ -1,0 +1,144 @@
+"""The context of ``transaction.run()``: one chain of context variables, as in a serial run.
+
+A serial run makes every queued call on one thread, in one
+``contextvars`` context: what the script set before ``run()`` (a
+``ContextVar``, ``decimal.getcontext().prec``) is seen by every call, and
+what one call sets is seen by the calls after it. Worker threads each
+have a context of their own, so without help a call would see neither.
+
+:class:`RunContext` keeps the run's context as the committed calls left
+it (``values``: variable -> value) and a generation number that grows
+with each change. Each worker runs in a copy of the caller's context and
+brings it up to date before each call (:meth:`RunContext.bring_up_to_date`),
+so plain code (``decimal`` arithmetic, a library reading a variable) sees
+what the calls before it committed. Reading or changing a context
+variable from a section -- ``ContextVar.get``/``set``/``reset``,
+``decimal.getcontext``/``setcontext``/``localcontext``,
+``contextvars.copy_context`` -- makes the section inevitable (the call
+policy of these functions), so it runs in the serial order, under the
+world lock; :func:`_context_call` then brings the worker's context up to
+date before the call and hands what the call changed to the run after
+it. When ``run()`` returns, the caller's context gets the run's values,
+as the serial run would have left it.
+
+What is still weaker than a serial run (docs/semantics.md, limit 1): an
+optimistic section that reads a context variable in plain code may read
+it as the run had it when the section started, and a variable reset to
+"no value" by a call keeps its last value for the calls on other workers.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import decimal
+import threading
+from typing import Any, Callable, Optional
+
+from tornado_stm.stm import policy
+from tornado_stm.stm.txn import Transaction
+
+#: What reads or changes the calling thread's context.
+CONTEXT_FUNCTIONS = (
+    contextvars.ContextVar.get, contextvars.ContextVar.set, contextvars.ContextVar.reset,
+    contextvars.copy_context, decimal.getcontext, decimal.setcontext, decimal.localcontext,
+)
+
+
+class _Worker(threading.local):
+    #: The run this thread works for, if it is a worker of a multi-threaded run().
+    run: Optional["RunContext"] = None
+    #: The generation of the run's values this thread's context has.
+    generation = -1
+
+
+_worker = _Worker()
+
+_installed = False
+_install_lock = threading.Lock()
+
+
+def install() -> None:
+    """Let sections of a run reach the run's context (idempotent)."""
+    global _installed
+    with _install_lock:
+        if not _installed:
+            for function in CONTEXT_FUNCTIONS:
+                policy.register_special(function, _context_call)
+            _installed = True
+
+
+class RunContext:
+    """The context variables of one multi-threaded ``run()``, as committed calls left them."""
+
+    def __init__(self) -> None:
+        install()
+        self.base = contextvars.copy_context()
+        self.values: dict[contextvars.ContextVar, Any] = dict(self.base.items())
+        self.generation = 0
+        self._lock = threading.Lock()
+
+    def worker(self, work: Callable[[], Any]) -> Callable[[], Any]:
+        """``work`` to run on a worker thread, in a copy of the caller's context."""
+        context = self.base.copy()
+
+        def run_in_context() -> Any:
+            _worker.run = self
+            _worker.generation = 0
+            try:
+                return context.run(work)
+            finally:
+                _worker.run = None
+        return run_in_context
+
+    def bring_up_to_date(self) -> None:
+        """Give this worker's context the run's values, if they changed since it last looked."""
+        if _worker.generation == self.generation:
+            return
+        with self._lock:
+            values, generation = list(self.values.items()), self.generation
+        for variable, value in values:
+            if variable.get(_MISSING) is not value:
+                variable.set(value)
+        _worker.generation = generation
+
+    def take_changes(self) -> None:
+        """What this worker's context holds now becomes the run's (in the serial order)."""
+        changed = {variable: value for variable, value in contextvars.copy_context().items()
+                   if self.values.get(variable, _MISSING) is not value}
+        if changed:
+            with self._lock:
+                self.values.update(changed)
+                self.generation += 1
+                _worker.generation = self.generation
+
+    def hand_back(self) -> None:
+        """``run()`` is over: the caller's context as the serial run would leave it."""
+        for variable, value in self.values.items():
+            if self.base.get(variable, _MISSING) is not value:
+                variable.set(value)
+
+
+_MISSING = object()
+
+
+def bring_up_to_date() -> None:
+    """Before a queued call: this worker's context as the committed calls left the run's."""
+    run = _worker.run
+    if run is not None:
+        run.bring_up_to_date()
+
+
+def _context_call(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
+    """The call policy of what reads or changes the context (``CONTEXT_FUNCTIONS``)."""
+    run = _worker.run
+    if tx is None or run is None:
+        if tx is not None:
+            # Outside a run (a request's own context): as before, inevitably.
+            tx.become_inevitable(f"call to {policy.qualified_name(f)}")
+        return f(*args, **kwargs)
+    tx.become_inevitable(f"call to {policy.qualified_name(f)}")
+    run.bring_up_to_date()
+    try:
+        return f(*args, **kwargs)
+    finally:
+        run.take_changes()
