@@ -80,8 +80,10 @@ _FRAME_ONLY_WITHOUT_ARGS = frozenset({"vars", "dir"})
 #: Builtins that never read a container's contents nor have effects of their
 #: own (what they call on application objects is instrumented code): when
 #: the module does not rebind the name, they are called without the barrier.
-_SCALAR_BUILTINS = frozenset({"abs", "divmod", "round", "chr", "ord", "isinstance",
-                              "issubclass", "callable", "id", "range", "pow"})
+#: Not ``isinstance``/``issubclass``: a Protocol's check reads the object's
+#: attributes in library code (the C barrier answers plain classes at once).
+_SCALAR_BUILTINS = frozenset({"abs", "divmod", "round", "chr", "ord", "callable", "id",
+                              "range", "pow"})
 #: Operators by their index in barriers.BINARY_OPERATORS and COMPARE_OPERATORS.
 _BINARY_INDEX = {op: index for index, op in enumerate((
     ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.LShift, ast.RShift,

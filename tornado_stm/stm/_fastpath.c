@@ -1561,7 +1561,9 @@ done:
     return result;
 }
 
-/* 1 for a function written in C (calls._C_FUNCTIONS), or a partial. */
+/* 1 for a function written in C (calls._C_FUNCTIONS), a partial, or one
+ * of operator's callables (methodcaller, attrgetter, itemgetter): what
+ * calls.through_the_barrier wraps. */
 static int
 is_c_function(PyObject *obj)
 {
@@ -1569,7 +1571,38 @@ is_c_function(PyObject *obj)
     return PyCFunction_Check(obj) || type == &PyMethodDescr_Type
         || type == &PyWrapperDescr_Type || type == &PyClassMethodDescr_Type
         || strcmp(type->tp_name, "method-wrapper") == 0
-        || strcmp(type->tp_name, "functools.partial") == 0;
+        || strcmp(type->tp_name, "functools.partial") == 0
+        || strcmp(type->tp_name, "operator.methodcaller") == 0
+        || strcmp(type->tp_name, "operator.attrgetter") == 0
+        || strcmp(type->tp_name, "operator.itemgetter") == 0;
+}
+
+/* 1 when the call policy ``rule`` says its callable makes a new object. */
+static int
+makes_fresh(PyObject *rule)
+{
+    PyObject *flag = slot(rule, S.m_fresh);
+    int truth = flag == NULL ? 0 : PyObject_IsTrue(flag);
+    Py_XDECREF(flag);
+    if (truth < 0)
+        PyErr_Clear();
+    return truth > 0;
+}
+
+/* 1 when an argument lets application code run in the call: a Python
+ * function or method, or an object of a class made by a class statement
+ * (calls._may_hand_back_shared). */
+static int
+runs_application_code(PyObject *const *args, Py_ssize_t total)
+{
+    for (Py_ssize_t i = 0; i < total; i++) {
+        PyTypeObject *type = Py_TYPE(args[i]);
+        if (PyFunction_Check(args[i]) || PyMethod_Check(args[i])
+                || !Py_IS_TYPE((PyObject *)type, &PyType_Type)
+                || PyType_HasFeature(type, Py_TPFLAGS_HEAPTYPE))
+            return 1;
+    }
+    return 0;
 }
 
 /* An optimistic call of an uninstrumented callable; FALLBACK when not handled. */
@@ -1579,6 +1612,16 @@ optimistic_call(PyObject *tx, PyObject *f, PyObject *const *args, Py_ssize_t n,
 {
     if (PyMethod_Check(f) && PyFunction_Check(PyMethod_GET_FUNCTION(f)))
         return special_method_call(tx, f, args, n, kwnames);
+    /* isinstance(x, C) and issubclass with a plain class (metaclass type):
+     * answered by the type alone. Other classes go to the Python special
+     * (specials._special_isinstance): a Protocol reads x's attributes. */
+    if (PyCFunction_CheckExact(f) && n == 2 && kwnames == NULL
+            && PyModule_CheckExact(PyCFunction_GET_SELF(f))
+            && Py_IS_TYPE(args[1], &PyType_Type)) {
+        const char *name = ((PyCFunctionObject *)f)->m_ml->ml_name;
+        if (strcmp(name, "isinstance") == 0 || strcmp(name, "issubclass") == 0)
+            return PyObject_Vectorcall(f, args, n, NULL);
+    }
     /* a method of a private list, dict or set: a plain call (the special
      * handlers of dict.get/setdefault/pop do exactly that too) */
     if (PyCFunction_CheckExact(f)) {
@@ -1656,13 +1699,21 @@ optimistic_call(PyObject *tx, PyObject *f, PyObject *const *args, Py_ssize_t n,
             goto done;
         }
         /* a C function handed on (map(next, its), sorted(xs, key=next)) is
-         * called from C past the barriers: calls._through_the_barrier */
+         * called from C past the barriers: calls.through_the_barrier */
         for (Py_ssize_t i = 0; i < total; i++) {
             if (is_c_function(args[i])) {
                 Py_DECREF(kind);
                 Py_DECREF(rule);
                 return FALLBACK;
             }
+        }
+        /* a maker of new objects given application code (json.loads's
+         * object_hook, copy.copy of an application object): what it hands
+         * back may be shared, calls._fresh decides */
+        if (makes_fresh(rule) && runs_application_code(args, total)) {
+            Py_DECREF(kind);
+            Py_DECREF(rule);
+            return FALLBACK;
         }
         /* keyword values follow the positional arguments in the vector */
         ok = has_shared_container(tx, args, total);

@@ -655,13 +655,18 @@ def augmented(tx: Optional[Transaction], op: Any, target: Any, value: Any) -> An
     if tx is None and not (type(target) in _SCALARS and type(value) in _SCALARS):
         take_w_for_step()
     if isinstance(target, CONTAINER_TYPES):
+        if tx is not None and not tx.inevitable and id(target) not in tx.private:
+            # The operand as read now: a shared container's private copy; a
+            # generator or iterator another section made (``log += gen``,
+            # consumed by C) makes the section inevitable first.
+            value = tx.read_shadow(value) if isinstance(value, CONTAINER_TYPES) \
+                and id(value) not in tx.private else view(tx, value)
         if tx is None or tx.inevitable:
             if tx is not None and id(target) in tx.private:
                 return op(target, value)
             return direct_container_call(target, op, (target, value), {})
         if id(target) not in tx.private:
-            op(tx.shadow_for_write(target), tx.read_shadow(value) if isinstance(
-                value, CONTAINER_TYPES) and id(value) not in tx.private else value)
+            op(tx.shadow_for_write(target), value)
             return target
     if isinstance(target, MUTABLE_BUFFER_TYPES) and (tx is None or id(target) not in tx.private):
         # log += b"x" on a shared bytearray or array changes it in place, and

@@ -177,13 +177,23 @@ _C_FUNCTIONS = (BuiltinFunctionType, MethodDescriptorType, WrapperDescriptorType
                 MethodWrapperType)
 
 
-def _through_the_barrier(value: Any) -> Any:
+#: operator's callables: C code calling a method or reading attributes or items.
+_OPERATOR_CALLABLES = (operator.methodcaller, operator.attrgetter, operator.itemgetter)
+
+
+def through_the_barrier(value: Any) -> Any:
     """``value``, or, for a C function with effects (``next``, ``setattr``,
     ``list.append``) that a library function would call from C past every
-    barrier (``map(next, streams)``, ``sorted(xs, key=next)``), a Python
-    function making each of those calls through the call barrier."""
+    barrier (``map(next, streams)``, ``sorted(xs, key=next)``,
+    ``iter(stack.pop, None)``), a Python function making each of those calls
+    through the call barrier. operator's callables (``methodcaller("append",
+    x)``, ``attrgetter("balance")``) are wrapped too: called from C they
+    would change or read a shared object past its barriers, missing the
+    section's own writes."""
     target = value.func if type(value) is functools.partial else value
-    if not isinstance(target, _C_FUNCTIONS) or policy.lookup(target).kind == "pure":
+    if isinstance(target, _OPERATOR_CALLABLES):
+        pass
+    elif not isinstance(target, _C_FUNCTIONS) or policy.lookup(target).kind == "pure":
         return value
     from tornado_stm.stm import barriers        # (barriers imports this module)
     from tornado_stm.stm.txn import current
@@ -194,10 +204,10 @@ def _through_the_barrier(value: Any) -> Any:
 
 
 def _arguments_through_the_barrier(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-    """The arguments of a call to library code, each passed through :func:`_through_the_barrier`."""
-    args = tuple(map(_through_the_barrier, args))
+    """The arguments of a call to library code, each passed through :func:`through_the_barrier`."""
+    args = tuple(map(through_the_barrier, args))
     if kwargs:
-        kwargs = {name: _through_the_barrier(value) for name, value in kwargs.items()}
+        kwargs = {name: through_the_barrier(value) for name, value in kwargs.items()}
     return args, kwargs
 
 
@@ -240,7 +250,7 @@ def call_optimistic(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
         if id(_bound_self(f)) in tx.private and len(rule.writes) == 1:
             return _fresh(tx, rule, call_reading(tx, f, args, kwargs))
     elif kind == "pure":
-        return _fresh(tx, rule, call_reading(tx, f, args, kwargs), args)
+        return _fresh(tx, rule, call_reading(tx, f, args, kwargs), args, kwargs)
     elif kind == "mutates" and _can_shadow(tx, args, rule.writes):
         args = tuple(tx.shadow_for_write(arg) if index in rule.writes and id(arg) not in tx.private
                      else arg for index, arg in enumerate(args))
@@ -310,14 +320,31 @@ def _can_shadow(tx: Transaction, args: tuple, writes: tuple[int, ...]) -> bool:
     return True
 
 
-def _fresh(tx: Transaction, rule: policy.CallPolicy, result: Any, args: tuple = ()) -> Any:
+def _fresh(tx: Transaction, rule: policy.CallPolicy, result: Any, args: tuple = (),
+           kwargs: Optional[dict] = None) -> Any:
     """``result``, the section's own when ``rule`` says the callable makes a new
     object: not when it handed back one of its arguments (``copy.copy`` of an
-    object whose ``__copy__`` returns itself, an enum member)."""
+    object whose ``__copy__`` returns itself, an enum member), nor when
+    application code took part in making it (``json.loads(s,
+    object_hook=find)``, ``copy.copy(obj)`` with a ``__reduce__`` of the
+    application's): that code may hand back an object others share."""
     if rule.fresh and type(result) not in IMMUTABLE_TYPES \
-            and not any(result is arg for arg in args):
+            and not any(result is arg for arg in args) \
+            and not any(map(_may_hand_back_shared, args)) \
+            and not (kwargs and any(map(_may_hand_back_shared, kwargs.values()))):
         tx.adopt(result)
     return result
+
+
+def _may_hand_back_shared(arg: Any) -> bool:
+    """True for an argument through which application code runs in the call:
+    a Python function or method, or an object of an application class."""
+    return isinstance(arg, (FunctionType, MethodType)) or type(type(arg)) is not type \
+        or bool(type(arg).__flags__ & _HEAP_TYPE)
+
+
+#: Py_TPFLAGS_HEAPTYPE: a class made by a class statement (not a builtin).
+_HEAP_TYPE = 1 << 9
 
 
 #: Uninstrumented callables that compare, hash or format the values inside

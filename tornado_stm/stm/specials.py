@@ -11,72 +11,121 @@ unusual arguments, for the builtin's own error.
 
 from __future__ import annotations
 
+import abc
 import weakref
 from types import MethodWrapperType, ModuleType
 from typing import Any, Optional
 
 from tornado_stm.stm import policy
-from tornado_stm.stm.attrkinds import refuses_attribute
+from tornado_stm.stm.attrkinds import W_PLAIN, refuses_attribute, write_kind
 from tornado_stm.stm.barriers import (contains, del_attr, del_item, get_attr, get_item,
                                       instance_dict, set_attr, set_item)
 from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, call_reading,
                                    direct_container_call, handed_out_iterator,
-                                   is_shared_iterator)
+                                   is_shared_iterator, through_the_barrier)
 from tornado_stm.stm.section import after_the_section
 from tornado_stm.stm.txn import Transaction, direct_write
 from tornado_stm.stm.versions import stripe_of_key
 
 
+def _attribute_name(name: Any) -> Optional[str]:
+    """``name`` as a plain ``str``, as Python looks attributes up by it; None if not a string.
+
+    A ``str`` subclass (a ``StrEnum`` member) names the same attribute as
+    its plain text: it goes through the barriers as that text.
+    """
+    if type(name) is str:
+        return name
+    return str.__str__(name) if isinstance(name, str) else None
+
+
 def _special_getattr(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
-    if kwargs or not 2 <= len(args) <= 3:
+    name = _attribute_name(args[1]) if len(args) > 1 else None
+    if kwargs or not 2 <= len(args) <= 3 or name is None:
         return getattr(*args, **kwargs)         # the usual TypeError
-    if type(args[1]) is not str:
-        return getattr(*args)
-    if args[1] == "__dict__":
+    if name == "__dict__":
         return instance_dict(tx, args[0])       # also in an inevitable section
-    return get_attr(tx, args[0], args[1], *args[2:])
+    return get_attr(tx, args[0], name, *args[2:])
 
 
 def _special_hasattr(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> bool:
-    if kwargs or len(args) != 2 or type(args[1]) is not str:
+    name = _attribute_name(args[1]) if len(args) > 1 else None
+    if kwargs or len(args) != 2 or name is None:
         return hasattr(*args, **kwargs)
     sentinel = object()
-    return get_attr(tx, args[0], args[1], sentinel) is not sentinel
+    return get_attr(tx, args[0], name, sentinel) is not sentinel
 
 
 def _special_setattr(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> None:
-    if kwargs or len(args) != 3 or type(args[1]) is not str:
+    name = _attribute_name(args[1]) if len(args) > 1 else None
+    if kwargs or len(args) != 3 or name is None:
         return setattr(*args, **kwargs)
-    set_attr(tx, *args)
+    set_attr(tx, args[0], name, args[2])
 
 
 def _special_delattr(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> None:
-    if kwargs or len(args) != 2 or type(args[1]) is not str:
+    name = _attribute_name(args[1]) if len(args) > 1 else None
+    if kwargs or len(args) != 2 or name is None:
         return delattr(*args, **kwargs)
-    del_attr(tx, *args)
+    del_attr(tx, args[0], name)
+
+
+def _object_slot_call(f: Any, args: tuple, deleting: bool) -> tuple[Any, tuple]:
+    """``object.__setattr__``/``__delattr__`` (or ``type``'s) and its full
+    arguments, also when the slot came bound to its object
+    (``super().__setattr__(name, value)``, ``obj.__delattr__``)."""
+    if type(f) is MethodWrapperType:
+        args = (f.__self__, *args)
+        # (type's slot when bound to a class: super().__setattr__ in a metaclass)
+        on_type = getattr(f, "__objclass__", object) is type
+        if deleting:
+            f = type.__delattr__ if on_type else object.__delattr__
+        else:
+            f = type.__setattr__ if on_type else object.__setattr__
+    return f, args
+
+
+def _refused_by_the_slot(f: Any, obj: Any) -> bool:
+    """True when the slot's own TypeError is due: ``object``'s refuses classes, ``type``'s instances."""
+    on_type = f is type.__setattr__ or f is type.__delattr__
+    return isinstance(obj, type) != on_type
 
 
 def _special_object_setattr(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> None:
     """``object.__setattr__(self, name, value)`` inside a custom ``__setattr__``, and the
     same slot bound to its object: ``super().__setattr__(name, value)``, ``obj.__setattr__``;
     ``type.__setattr__(cls, name, value)`` likewise, in a metaclass."""
-    if type(f) is MethodWrapperType:
-        args = (f.__self__, *args)
-        # (type.__setattr__ when bound to a class: super().__setattr__ in a metaclass)
-        f = type.__setattr__ if getattr(f, "__objclass__", object) is type else object.__setattr__
+    f, args = _object_slot_call(f, args, deleting=False)
     if len(args) == 3 and isinstance(args[0], ModuleType) and not kwargs:
         return set_attr(tx, *args)          # a module's attributes live in its dict
-    if kwargs or len(args) != 3 or (tx is not None and id(args[0]) in tx.private) \
-            or (f is object.__setattr__ and isinstance(args[0], type)) \
-            or (f is type.__setattr__ and not isinstance(args[0], type)):
-        # (each refuses the other's objects, with a TypeError)
+    name = _attribute_name(args[1]) if len(args) == 3 else None
+    if kwargs or name is None or (tx is not None and id(args[0]) in tx.private) \
+            or _refused_by_the_slot(f, args[0]):
         return f(*args, **kwargs)
-    if tx is not None and not tx.inevitable and isinstance(args[1], str) \
-            and refuses_attribute(type(args[0]), args[1]):
+    obj, value = args[0], args[2]
+    if tx is not None and not tx.inevitable and refuses_attribute(type(obj), name):
         tx.become_inevitable("object.__setattr__ of an attribute the object cannot hold")
     if tx is None or tx.inevitable:
-        return direct_write((stripe_of_key(id(args[0]), args[1]),), f, *args)
-    tx.write_attr(*args)
+        return direct_write((stripe_of_key(id(obj), name),), f, obj, name, value)
+    tx.write_attr(obj, name, value)
+
+
+def _special_object_delattr(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> None:
+    """``object.__delattr__(self, name)`` inside a custom ``__delattr__``, and its bound
+    forms, as :func:`_special_object_setattr` handles ``__setattr__``: the delete is
+    logged (or, out of optimistic mode, made with the attribute's stripes held)
+    without running the custom ``__delattr__`` again."""
+    f, args = _object_slot_call(f, args, deleting=True)
+    name = _attribute_name(args[1]) if len(args) == 2 else None
+    if kwargs or name is None or (tx is not None and id(args[0]) in tx.private) \
+            or _refused_by_the_slot(f, args[0]) or isinstance(args[0], ModuleType):
+        return f(*args, **kwargs)
+    obj = args[0]
+    if tx is not None and not tx.inevitable:
+        if write_kind(type(obj), name, deleting=True) == W_PLAIN:
+            return tx.delete_attr(obj, name)
+        tx.become_inevitable(f"object.__delattr__ of {policy.qualified_name(type(obj))}.{name}")
+    return direct_write((stripe_of_key(id(obj), name),), f, obj, name)
 
 
 def _special_next(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
@@ -87,10 +136,44 @@ def _special_next(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) 
 
 
 def _special_iter(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
-    """``iter(x)``: a new iterator is the section's own; ``iter(it)`` is ``it`` itself."""
-    if tx is None or tx.inevitable or kwargs or len(args) != 1:
+    """``iter(x)``: a new iterator is the section's own; ``iter(it)`` is ``it`` itself.
+
+    ``iter(callable, sentinel)``: the iterator calls ``callable`` from C, so
+    a mutator (``stack.pop``) goes through the call barrier instead, also in
+    an inevitable section (whose in-place writes must bump versions).
+    """
+    if kwargs or not 1 <= len(args) <= 2:
         return f(*args, **kwargs)
+    optimistic = tx is not None and not tx.inevitable
+    if len(args) == 2:
+        iterator = f(through_the_barrier(args[0]), args[1])
+        return handed_out_iterator(tx, args[0], iterator) if optimistic else iterator
+    if not optimistic:
+        return f(*args)
     return handed_out_iterator(tx, args[0], call_reading(tx, f, args, kwargs))
+
+
+def _special_isinstance(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> bool:
+    """``isinstance``/``issubclass``: a class whose metaclass answers by reading the
+    object (a ``runtime_checkable`` Protocol runs ``hasattr`` on it, in
+    library code) makes an optimistic section inevitable first, so that
+    the object's attributes are read as the section left them."""
+    if tx is not None and not tx.inevitable and len(args) == 2 \
+            and _checks_by_reading(args[1]):
+        tx.become_inevitable(f"{f.__name__}() with {policy.qualified_name(type(args[1]))}")
+    return f(*args, **kwargs)
+
+
+def _checks_by_reading(kinds: Any) -> bool:
+    """True if an ``isinstance`` check against ``kinds`` may read the object's attributes."""
+    if isinstance(kinds, tuple):
+        return any(_checks_by_reading(kind) for kind in kinds)
+    check = getattr(type(kinds), "__instancecheck__", None)
+    return check is not None and check not in _CHECKS_BY_TYPE
+
+
+#: Metaclass checks that answer from the class and its registry alone.
+_CHECKS_BY_TYPE = (type.__instancecheck__, abc.ABCMeta.__instancecheck__)
 
 
 def _per_key(writes: bool) -> Any:
@@ -103,7 +186,12 @@ def _per_key(writes: bool) -> Any:
     """
     def wrap(per_key: Any) -> Any:
         def handler(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
-            d = f.__self__
+            d = getattr(f, "__self__", None)
+            if not isinstance(d, dict) and args and isinstance(args[0], dict):
+                # called unbound: dict.get(d, key, default)
+                d, f, args = args[0], getattr(args[0], f.__name__), args[1:]
+            if not isinstance(d, dict):
+                return f(*args, **kwargs)       # the method's own TypeError
             if tx is not None and id(d) in tx.private:
                 return f(*args, **kwargs)
             if tx is None or tx.inevitable:
@@ -151,10 +239,13 @@ def _special_weakref(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dic
 SPECIALS = ((getattr, _special_getattr), (hasattr, _special_hasattr),
             (setattr, _special_setattr), (delattr, _special_delattr),
             (object.__setattr__, _special_object_setattr),
-            (type.__setattr__, _special_object_setattr), (next, _special_next),
+            (type.__setattr__, _special_object_setattr),
+            (object.__delattr__, _special_object_delattr),
+            (type.__delattr__, _special_object_delattr), (next, _special_next),
             (iter, _special_iter),
             (dict.get, _special_dict_get), (dict.setdefault, _special_dict_setdefault),
-            (dict.pop, _special_dict_pop), (weakref.ref, _special_weakref))
+            (dict.pop, _special_dict_pop), (weakref.ref, _special_weakref),
+            (isinstance, _special_isinstance), (issubclass, _special_isinstance))
 
 
 def register() -> None:

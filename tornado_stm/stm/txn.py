@@ -77,6 +77,7 @@ shadow that was never written is not published.
 
 from __future__ import annotations
 
+import collections
 import copy
 import operator
 import sys
@@ -565,6 +566,8 @@ class Transaction:
             self.container_allowed(d)
         if log is not None:
             if log.shadow is not None:
+                if type(d) is not dict and key not in log.shadow:
+                    return self._missing_item(d, key, log.shadow)
                 return log.shadow[key]
             if key in log.writes:
                 value = log.writes[key]
@@ -575,12 +578,28 @@ class Transaction:
         if type(d) is not dict and hasattr(type(d), "__missing__"):
             # defaultdict & co. may insert on a missing key: do that privately.
             if not self.dict_contains(d, key):
-                shadow = self.materialize(self.log_for(d))
-                value = shadow[key]
-                if key in shadow:
-                    self.containers[id(d)].dirty.add(key)
-                return value
+                return self._missing_item(d, key, self.materialize(self.log_for(d)))
         return self.versioned(stripe_of_key(id(d), key), d.__getitem__, key)
+
+    def _missing_item(self, d: dict, key: Any, shadow: dict) -> Any:
+        """``d[key]`` of a dict subclass with ``__missing__``, on its private copy ``shadow``.
+
+        A ``defaultdict``'s factory is called through the call barrier, not
+        from C: one with effects (``itertools.count().__next__``,
+        ``pool.pop``) would act on shared objects unlogged, once per attempt.
+        """
+        if type(d).__missing__ is collections.defaultdict.__missing__:
+            factory = shadow.default_factory
+            if factory is None:
+                raise KeyError(key)
+            from tornado_stm.stm import barriers      # (barriers imports this module)
+            value = barriers.call(self, factory)
+            shadow[key] = value
+        else:
+            value = shadow[key]
+        if key in shadow:
+            self.containers[id(d)].dirty.add(key)
+        return value
 
     def dict_contains(self, d: dict, key: Any) -> bool:
         log = self.containers.get(id(d))
