@@ -32,6 +32,7 @@ coroutine on each.
 from __future__ import annotations
 
 import asyncio
+import heapq
 import logging
 import threading
 from typing import Any, Callable, Coroutine
@@ -65,6 +66,29 @@ class ThreadLoop(RestingFds, asyncio.SelectorEventLoop):
         if owner is not None and owner != threading.get_ident():
             return self.call_soon_threadsafe(callback, *args, context=context)
         return super().call_soon(callback, *args, context=context)
+
+    def call_at(self, when: float, callback: Callable[..., Any], *args: Any,
+                context: Any = None) -> asyncio.TimerHandle:
+        """As asyncio's, and from another loop's thread too (``call_later`` comes here).
+
+        An application that kept ``IOLoop.current()`` of the loop that ran
+        its factory schedules timers on it from handlers running on the
+        other loops. The timer heap is the owner's alone: the handle is
+        pushed onto it by the owner's thread, which the call also wakes (a
+        push from elsewhere raced the owner and waited for its next event).
+        """
+        owner = self._thread_id
+        if owner is None or owner == threading.get_ident():
+            return super().call_at(when, callback, *args, context=context)
+        timer = asyncio.TimerHandle(when, callback, args, self, context)
+        self.call_soon_threadsafe(self._schedule, timer)
+        return timer
+
+    def _schedule(self, timer: asyncio.TimerHandle) -> None:
+        """Put a timer made on another thread onto this loop's heap (on this loop's thread)."""
+        if not timer.cancelled():
+            heapq.heappush(self._scheduled, timer)
+            timer._scheduled = True
 
 
 def _running_loop(primitive: Any) -> asyncio.AbstractEventLoop:

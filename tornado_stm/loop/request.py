@@ -42,7 +42,7 @@ import tornado.gen
 import tornado.web
 from tornado.log import app_log
 
-from tornado_stm.stm import current, run_section
+from tornado_stm.stm import current, policy, run_section
 from tornado_stm.stm.registry import is_instrumented
 from tornado_stm.loop import response
 
@@ -64,7 +64,39 @@ def install() -> None:
             return
         tornado.web.RequestHandler._execute = _execute  # type: ignore[method-assign]
         tornado.web.RequestHandler.log_exception = _log_exception  # type: ignore[method-assign]
+        for name in ARGUMENT_READERS:
+            policy.register_special(getattr(tornado.web.RequestHandler, name),
+                                    _read_arguments)
         _installed = True
+
+
+#: RequestHandler methods that read the request's argument tables in Tornado's code.
+ARGUMENT_READERS = ("get_argument", "get_arguments", "get_body_argument",
+                    "get_body_arguments", "get_query_argument", "get_query_arguments")
+
+
+def _read_arguments(tx: Any, f: Any, args: tuple, kwargs: dict) -> Any:
+    """The call policy of ``get_argument`` & co.: Tornado's code reads the
+    request's tables in place, so a section that changed them (a
+    ``prepare()`` merging a JSON body into ``request.arguments``) becomes
+    inevitable first, which puts its changes there."""
+    handler = getattr(f, "__self__", None) or (args[0] if args else None)
+    request = getattr(handler, "request", None)
+    if tx is not None and not tx.inevitable and request is not None \
+            and _changed_by(tx, request):
+        tx.become_inevitable(f"{policy.qualified_name(f)} after changing the request's arguments")
+    return f(*args, **kwargs)
+
+
+def _changed_by(tx: Any, request: Any) -> bool:
+    """True if section ``tx`` logged a change of ``request``'s fields or argument tables."""
+    if id(request) in tx.attrs:
+        return True
+    for table in (request.arguments, request.query_arguments, request.body_arguments):
+        if id(table) in tx.containers \
+                or any(id(values) in tx.containers for values in table.values()):
+            return True
+    return False
 
 
 async def _execute(self: tornado.web.RequestHandler, transforms: list, *args: bytes,

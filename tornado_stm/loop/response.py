@@ -110,12 +110,23 @@ def holds_responses_of(klass: type) -> bool:
 
 
 def _log(handler: tornado.web.RequestHandler) -> None:
-    """``RequestHandler._log``: an attempt's access-log line waits for its commit."""
+    """``RequestHandler._log``: an attempt's access-log line waits for its commit.
+
+    An application's own ``log_function`` (or ``log_request``) runs in place,
+    in the section, as stock Tornado runs it inside ``finish()``: it may
+    keep state (metrics) that the handler's code shares.
+    """
     recording = _Recording.of(current(), handler)
-    if recording is None:
+    if recording is None or _logs_by_itself(handler.application):
         _tornado_log(handler)
     else:
         recording.hold(_tornado_log, (handler,))
+
+
+def _logs_by_itself(application: Any) -> bool:
+    """True if ``application`` logs requests with code of its own."""
+    return ("log_function" in application.settings
+            or type(application).log_request is not tornado.web.Application.log_request)
 
 
 class _Recording:
