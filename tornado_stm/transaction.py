@@ -428,6 +428,9 @@ class TransactionQueue:
                     return None
                 if self._pending:
                     self._busy += 1
+                    # In the same hold of the lock: _interrupt() must see
+                    # every thread that holds a call as in a transaction.
+                    self._in_transaction.add(threading.get_ident())
                     return self._pending.popleft()
                 if self._busy == 0:
                     self._idle.notify_all()
@@ -461,7 +464,6 @@ class TransactionQueue:
             f, args, kwargs = item
             me = threading.get_ident()
             try:
-                self._in_transaction.add(me)
                 run_context.bring_up_to_date()
                 stm.run_section(_queued_call, (f, args, kwargs))
             except BaseException as exc:
