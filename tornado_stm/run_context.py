@@ -130,13 +130,11 @@ def bring_up_to_date() -> None:
 
 def _context_call(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
     """The call policy of what reads or changes the context (``CONTEXT_FUNCTIONS``)."""
+    if tx is not None:
+        tx.become_inevitable(f"call to {policy.qualified_name(f)}")
     run = _worker.run
-    if tx is None or run is None:
-        if tx is not None:
-            # Outside a run (a request's own context): as before, inevitably.
-            tx.become_inevitable(f"call to {policy.qualified_name(f)}")
+    if tx is None or run is None:     # (outside a run: a request's own context)
         return f(*args, **kwargs)
-    tx.become_inevitable(f"call to {policy.qualified_name(f)}")
     run.bring_up_to_date()
     try:
         return f(*args, **kwargs)

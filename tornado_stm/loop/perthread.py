@@ -62,8 +62,7 @@ class ThreadLoop(RestingFds, asyncio.SelectorEventLoop):
         callbacks must wake this loop, or the waiter sleeps until its next
         event.
         """
-        owner = self._thread_id
-        if owner is not None and owner != threading.get_ident():
+        if self._on_another_thread():
             return self.call_soon_threadsafe(callback, *args, context=context)
         return super().call_soon(callback, *args, context=context)
 
@@ -77,12 +76,16 @@ class ThreadLoop(RestingFds, asyncio.SelectorEventLoop):
         pushed onto it by the owner's thread, which the call also wakes (a
         push from elsewhere raced the owner and waited for its next event).
         """
-        owner = self._thread_id
-        if owner is None or owner == threading.get_ident():
+        if not self._on_another_thread():
             return super().call_at(when, callback, *args, context=context)
         timer = asyncio.TimerHandle(when, callback, args, self, context)
         self.call_soon_threadsafe(self._schedule, timer)
         return timer
+
+    def _on_another_thread(self) -> bool:
+        """True when called while this loop runs on another thread."""
+        owner = self._thread_id
+        return owner is not None and owner != threading.get_ident()
 
     def _schedule(self, timer: asyncio.TimerHandle) -> None:
         """Put a timer made on another thread onto this loop's heap (on this loop's thread)."""

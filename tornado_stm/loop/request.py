@@ -80,8 +80,7 @@ def _read_arguments(tx: Any, f: Any, args: tuple, kwargs: dict) -> Any:
     request's tables in place, so a section that changed them (a
     ``prepare()`` merging a JSON body into ``request.arguments``) becomes
     inevitable first, which puts its changes there."""
-    handler = getattr(f, "__self__", None) or (args[0] if args else None)
-    request = getattr(handler, "request", None)
+    request = getattr(response.handler_of(f, args), "request", None)
     if tx is not None and not tx.inevitable and request is not None \
             and _changed_by(tx, request):
         tx.become_inevitable(f"{policy.qualified_name(f)} after changing the request's arguments")

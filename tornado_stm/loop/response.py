@@ -81,9 +81,7 @@ def _respond(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
     """The call policy of a response method (also asked outside optimistic mode)."""
     if tx is None or tx.inevitable:
         return f(*args, **kwargs)
-    handler = getattr(f, "__self__", None)
-    if handler is None and args:            # RequestHandler.write(self, ...)
-        handler = args[0]
+    handler = handler_of(f, args)
     if _Recording.of(tx, handler) is None:
         if not can_hold(handler):
             tx.become_inevitable(f"call to {policy.qualified_name(f)}")
@@ -93,6 +91,16 @@ def _respond(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
     if kwargs:
         kwargs = {name: barriers.deep_view(tx, value) for name, value in kwargs.items()}
     return f(*args, **kwargs)
+
+
+def handler_of(f: Any, args: tuple) -> Any:
+    """The handler a ``RequestHandler`` method was called for: bound
+    (``self.write``), or unbound with the handler first
+    (``RequestHandler.write(self, ...)``)."""
+    handler = getattr(f, "__self__", None)
+    if handler is None and args:
+        handler = args[0]
+    return handler
 
 
 def can_hold(handler: Any) -> bool:

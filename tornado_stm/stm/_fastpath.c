@@ -1464,14 +1464,23 @@ writes_private_args(PyObject *tx, PyObject *rule, PyObject *const *args, Py_ssiz
     return result;
 }
 
+/* 1 when the call policy ``rule`` says its callable makes a new object
+ * (its ``fresh`` flag), 0 if not, -1 with an exception. */
+static int
+makes_fresh(PyObject *rule)
+{
+    PyObject *flag = slot(rule, S.m_fresh);
+    int truth = flag == NULL ? -1 : PyObject_IsTrue(flag);
+    Py_XDECREF(flag);
+    return truth;
+}
+
 /* _fresh(tx, rule, result): a new object becomes private through tx.adopt(),
  * which also moves the attribute writes its __init__ logged onto it. */
 static PyObject *
 fresh(PyObject *tx, PyObject *rule, PyObject *result)
 {
-    PyObject *flag = slot(rule, S.m_fresh);
-    int truth = flag == NULL ? -1 : PyObject_IsTrue(flag);
-    Py_XDECREF(flag);
+    int truth = makes_fresh(rule);
     if (truth > 0) {
         truth = is_immutable_type(result);
         if (truth == 0) {
@@ -1575,18 +1584,6 @@ is_c_function(PyObject *obj)
         || strcmp(type->tp_name, "operator.methodcaller") == 0
         || strcmp(type->tp_name, "operator.attrgetter") == 0
         || strcmp(type->tp_name, "operator.itemgetter") == 0;
-}
-
-/* 1 when the call policy ``rule`` says its callable makes a new object. */
-static int
-makes_fresh(PyObject *rule)
-{
-    PyObject *flag = slot(rule, S.m_fresh);
-    int truth = flag == NULL ? 0 : PyObject_IsTrue(flag);
-    Py_XDECREF(flag);
-    if (truth < 0)
-        PyErr_Clear();
-    return truth > 0;
 }
 
 /* 1 when an argument lets application code run in the call: a Python
@@ -1710,7 +1707,13 @@ optimistic_call(PyObject *tx, PyObject *f, PyObject *const *args, Py_ssize_t n,
         /* a maker of new objects given application code (json.loads's
          * object_hook, copy.copy of an application object): what it hands
          * back may be shared, calls._fresh decides */
-        if (makes_fresh(rule) && runs_application_code(args, total)) {
+        int fresh_result = makes_fresh(rule);
+        if (fresh_result < 0) {
+            result = NULL;
+            Py_DECREF(kind);
+            goto done;
+        }
+        if (fresh_result && runs_application_code(args, total)) {
             Py_DECREF(kind);
             Py_DECREF(rule);
             return FALLBACK;

@@ -191,9 +191,8 @@ def through_the_barrier(value: Any) -> Any:
     would change or read a shared object past its barriers, missing the
     section's own writes."""
     target = value.func if type(value) is functools.partial else value
-    if isinstance(target, _OPERATOR_CALLABLES):
-        pass
-    elif not isinstance(target, _C_FUNCTIONS) or policy.lookup(target).kind == "pure":
+    if not isinstance(target, _OPERATOR_CALLABLES) and (
+            not isinstance(target, _C_FUNCTIONS) or policy.lookup(target).kind == "pure"):
         return value
     from tornado_stm.stm import barriers        # (barriers imports this module)
     from tornado_stm.stm.txn import current
