@@ -50,7 +50,8 @@ def test_responses_of_aborted_attempts_are_never_sent(tmp_path, loop) -> None:
     finally:
         assert server.stop() == 0, server.output_tail()
     codes = Counter(r.code for r in responses)
-    assert codes == {200: booking_app.CAPACITY, 409: REQUESTS - booking_app.CAPACITY}, codes
+    assert codes == {200: booking_app.CAPACITY, 409: REQUESTS - booking_app.CAPACITY}, \
+        f"{codes}\nserver errors:\n{server.errors()}"
     bodies = [json.loads(r.body) for r in responses]       # one whole JSON answer each
     assert sorted(b["seat"] for b in bodies if "seat" in b) == list(range(booking_app.CAPACITY))
     assert all(b == {"error": "sold out"} for b in bodies if "seat" not in b)

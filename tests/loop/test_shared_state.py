@@ -77,7 +77,7 @@ def test_final_state_matches_the_successful_answers(booking_server, path) -> Non
     holders = [f"guest-{i}" for i in range(REQUESTS)]
     responses = asyncio.run(book_concurrently(booking_server.port, holders, path=path))
     codes = Counter(r.code for r in responses)
-    assert set(codes) <= {200, 409}, codes
+    assert set(codes) <= {200, 409}, f"{codes}\nserver errors:\n{booking_server.errors()}"
     booked = [json.loads(r.body) for r in responses if r.code == 200]
 
     state = server_state(booking_server.port)
