@@ -6,6 +6,14 @@ its users are on different loops. asyncio refused a second loop ("is bound
 to a different event loop": a 500), and a future resolved from another
 loop's thread did not wake its own loop (a waiter slept until its next
 event or its timeout). Real server process, real HTTP clients.
+
+Red-team round 12 found three more shapes broken on the per-thread loops
+(docs/semantics.md, limit 16, before it was lifted): asyncio's code that
+runs when a waiter of an ``asyncio.Condition`` or ``Event`` wakes up ran
+without W while other loops changed the same primitive (two holders of
+the condition at once, "deque mutated during iteration" 500s), and a
+``Future`` of one loop awaited by a task of another was refused ("attached
+to a different loop" 500s).
 """
 
 from __future__ import annotations
@@ -22,6 +30,11 @@ from tests.loop.servers import start_stm_server
 
 WAITERS = 10
 INCREMENTS = 60
+PAIRS = 300          # consumers and producers of the asyncio.Condition
+PARKED = 300         # waiters on the asyncio.Event
+LOOKUPS = 400        # single-flight cache requests, over KEYS keys
+KEYS = 8
+CLIENTS = 24
 
 
 def _request(port: int, method: str, path: str, timeout: float = 20) -> tuple[int, dict]:
@@ -40,6 +53,68 @@ def server(request, tmp_path):
                                "--loop", request.param, probe="/counter")
     yield started
     assert started.stop() == 0, started.output_tail()
+
+
+@pytest.fixture(params=["per-thread", "per-thread+aborts", "shared"])
+def busy_server(request, tmp_path):
+    faults = {"TORNADO_STM_FAULTS": "abort=0.05,delay=0.0002,seed=11"}
+    started = start_stm_server("waiting_app:make_app", str(tmp_path), "--threads", "2",
+                               "--loop", request.param.split("+")[0], probe="/counter",
+                               env=faults if "aborts" in request.param else None)
+    yield started
+    assert started.stop() == 0, started.output_tail()
+
+
+def _plain_request(port: int, method: str, path: str) -> tuple[int, bytes]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        connection.request(method, path, body=b"" if method == "POST" else None)
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+def test_an_asyncio_condition_has_one_holder_at_a_time(busy_server) -> None:
+    calls = [("POST", "/consume" if i % 2 == 0 else "/produce") for i in range(2 * PAIRS)]
+    with ThreadPoolExecutor(CLIENTS) as pool:
+        codes = list(pool.map(lambda call: _plain_request(busy_server.port, *call)[0], calls))
+    assert codes == [200] * len(calls), busy_server.errors()
+    state = _request(busy_server.port, "GET", "/state")[1]
+    assert (state["violations"], state["negative"], state["holders"]) == (0, 0, 0), state
+    assert state["consumed"] == state["produced"] == PAIRS and state["items"] == 0, state
+
+
+def test_waiters_on_an_asyncio_event_wake_on_a_pulse(busy_server) -> None:
+    parked_done = threading.Event()
+
+    def pulse_until_all_woken() -> list[int]:
+        codes = []
+        while not parked_done.is_set():
+            codes.append(_plain_request(busy_server.port, "POST", "/pulse")[0])
+            time.sleep(0.002)
+        return codes
+
+    with ThreadPoolExecutor(CLIENTS + 2) as pool:
+        pulsers = [pool.submit(pulse_until_all_woken) for _ in range(2)]
+        woken = list(pool.map(lambda _: _plain_request(busy_server.port, "GET", "/parked"),
+                              range(PARKED)))
+        parked_done.set()
+        pulse_codes = [code for pulser in pulsers for code in pulser.result()]
+    assert woken == [(200, b"woken")] * PARKED, busy_server.errors()
+    assert set(pulse_codes) == {200}, busy_server.errors()
+    state = _request(busy_server.port, "GET", "/state")[1]
+    assert state["woken"] == PARKED and state["pulses"] == len(pulse_codes), state
+
+
+def test_requests_await_the_future_of_a_request_on_another_loop(busy_server) -> None:
+    keys = [f"k{i % KEYS}" for i in range(LOOKUPS)]
+    with ThreadPoolExecutor(CLIENTS) as pool:
+        answers = list(pool.map(
+            lambda key: _plain_request(busy_server.port, "GET", f"/cached?key={key}"), keys))
+    assert answers == [(200, key.upper().encode()) for key in keys], busy_server.errors()
+    # Single flight: each key computed once, by the first request for it.
+    assert _request(busy_server.port, "GET", "/state")[1]["computed"] == KEYS
 
 
 def test_a_condition_wakes_waiters_on_every_loop(server) -> None:

@@ -67,6 +67,7 @@ RUNTIME_NAMES = {
     "_stm_match": "match_subject", "_stm_named": "named_value",
     "_stm_bind_globals": "binding_globals", "_stm_idict": "instance_dict",
     "_stm_imported": "imported_name", "_stm_cm": "context_manager",
+    "_stm_await": "awaited",
 }
 #: The module's own globals dict, injected as this name.
 GLOBALS_NAME = "_stm_G"
@@ -1037,6 +1038,14 @@ class Rewriter(ast.NodeTransformer):
         if not self._in_function():
             return self.generic_visit(node)
         node.value = self._iterable(node.value)
+        return node
+
+    def visit_Await(self, node: ast.Await) -> ast.AST:
+        """``await x``: ``x`` is seen by a barrier first (a future of another
+        event loop is shared with that loop's tasks)."""
+        node = self.generic_visit(node)
+        if self._in_function():
+            node.value = ast.copy_location(_call("_stm_await", node.value), node.value)
         return node
 
     def visit_AsyncWith(self, node: ast.AsyncWith) -> ast.AST:

@@ -69,7 +69,7 @@ from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, DICT_VIEW_TYPES,
                                    has_plain_readers, is_shared_instance,
                                    is_shared_iterator, read_other_shared, record_nested)
 from tornado_stm.stm.registry import INSTRUMENTED_CODES, VERSIONED_MODULES, is_instrumented
-from tornado_stm.stm.section import ENTRY_CODE, entry_target
+from tornado_stm.stm.section import ENTRY_CODE, entry_target, of_another_loop, on_this_loop
 from tornado_stm.stm.txn import (CONTAINER_TYPES, Transaction, CURRENT, direct_dict_write,
                                  direct_write, hold, take_w_for_step)
 from tornado_stm.stm.versions import RESHAPE_STRIPE, stripe_of_key, stripe_of_object
@@ -642,6 +642,15 @@ def compare(tx: Optional[Transaction], op: int, left: Any, right: Any) -> Any:
     """``left OP right`` (``==``, ``<``...) with both operands read through
     :func:`deep_view`: one barrier call where the rewriter would emit two."""
     return COMPARE_OPERATORS[op](deep_view(tx, left), deep_view(tx, right))
+
+
+def awaited(value: Any) -> Any:
+    """The operand of ``await``: itself, or for a future of another event
+    loop (one loop per thread), a future of this one with its outcome
+    (``section.on_this_loop``)."""
+    if of_another_loop(value):
+        return on_this_loop(value)
+    return value
 
 
 def tick(tx: Optional[Transaction]) -> None:

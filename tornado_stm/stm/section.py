@@ -440,6 +440,17 @@ def finalizer(fn: Any) -> Any:
 # is still to be taken in ``CURRENT.step`` (``txn.take_w_for_step``; the C
 # barriers check it in their prologue). The pure-Python barriers do not
 # check each operation: without the C fast path a step takes W at its start.
+#
+# That argument holds only where the step resumes in instrumented code. A
+# step that resumes inside library code -- an application coroutine
+# suspended in ``await cond.wait()`` resumes in asyncio's ``Condition.wait``,
+# which removes its waiter from the condition and takes its lock again --
+# runs that code before any barrier, and the primitive is shared with the
+# other loops (docs/semantics.md, limit 16). Such a step takes W at its
+# start (:func:`_resumes_in_library_code`). Waiting on a future, on
+# ``asyncio.sleep`` or ``asyncio.wait_for`` resumes in the application's
+# own frame first (they touch only the step's own timer and future), and
+# keeps the lazy W.
 
 _STEPPED_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 
@@ -453,12 +464,9 @@ def _step(resume: Callable[..., Any], *args: Any) -> Any:
     barrier that may touch shared state (see above) to its end."""
     if CURRENT.tx is not None or CURRENT.step is not None or WORLD_LOCK.held_by_current_thread():
         return resume(*args)        # in a section, in a step of its own, or under W already
-    if not BARRIERS_CHECK_STEPS[0]:
-        WORLD_LOCK.acquire()
-        try:
-            return resume(*args)
-        finally:
-            WORLD_LOCK.release()
+    if not BARRIERS_CHECK_STEPS[0] or _resumes_in_library_code(resume.__self__):
+        with WORLD_LOCK:
+            return _yielded_to_the_task(resume(*args))
     took_w = False
 
     def take_w() -> None:
@@ -469,7 +477,7 @@ def _step(resume: Callable[..., Any], *args: Any) -> Any:
 
     CURRENT.step = take_w
     try:
-        return resume(*args)
+        return _yielded_to_the_task(resume(*args))
     finally:
         CURRENT.step = None
         if took_w:
@@ -477,6 +485,139 @@ def _step(resume: Callable[..., Any], *args: Any) -> Any:
             STEP_COUNTS["took_w"] += 1
         else:
             STEP_COUNTS["without_w"] += 1
+
+
+def of_another_loop(awaitable: Any) -> bool:
+    """True for an asyncio future of another event loop than the running one
+    (a loop per thread: ``serve --loop per-thread``)."""
+    if not hasattr(type(awaitable), "_asyncio_future_blocking"):
+        return False
+    get_loop = getattr(awaitable, "get_loop", None)
+    if get_loop is None:
+        return False
+    from asyncio import events
+    return get_loop() is not events._get_running_loop()
+
+
+def on_this_loop(future: Any) -> Any:
+    """A future of the running loop with the outcome of ``future``, of another loop.
+
+    With one loop per thread, a future made on one loop and awaited by a
+    task of another (a single-flight cache of futures in a module dict)
+    is refused by asyncio's task ("attached to a different loop"), where
+    the one loop of stock Tornado would simply wait. The task waits on a
+    future of its own loop instead. asyncio's futures are not thread-safe,
+    so the shared future is touched by its own loop's thread only: that
+    thread adds the callback that hands the outcome over. Cancelling the
+    waiting task cancels the shared future, as it would on one loop.
+    """
+    from asyncio import events
+    loop = events._get_running_loop()
+    if loop is None or future.done():
+        return future
+    owner = future.get_loop()
+    bridge = loop.create_future()
+
+    def settle(source: Any) -> None:        # on the owner's thread
+        loop.call_soon_threadsafe(_copy_outcome, source, bridge)
+
+    def cancel_source(waiter: Any) -> None:   # on the waiting task's thread
+        if waiter.cancelled():
+            owner.call_soon_threadsafe(future.cancel)
+
+    owner.call_soon_threadsafe(future.add_done_callback, settle)
+    bridge.add_done_callback(cancel_source)
+    return bridge
+
+
+def _yielded_to_the_task(yielded: Any) -> Any:
+    """What a step hands its task: a future of its own loop.
+
+    Instrumented code awaits another loop's future through
+    ``barriers.awaited``, which swaps it for one of this loop before its
+    iterator runs. Library code called by the application does not
+    (``await asyncio.wait_for(shared_future, 1)``): its iterator has marked
+    the shared future as awaited, which this undoes before swapping.
+    """
+    if of_another_loop(yielded) and yielded._asyncio_future_blocking:
+        yielded._asyncio_future_blocking = False
+        bridge = on_this_loop(yielded)
+        bridge._asyncio_future_blocking = True
+        return bridge
+    return yielded
+
+
+def _copy_outcome(source: Any, bridge: Any) -> None:
+    if bridge.done():
+        return
+    if source.cancelled():
+        bridge.cancel()
+    elif source.exception() is not None:
+        bridge.set_exception(source.exception())
+    else:
+        bridge.set_result(source.result())
+
+
+def _awaited_by(frame: Any) -> Any:
+    """What a suspended coroutine or generator (or step wrapper) is waiting on."""
+    if type(frame) is _StepsUnderW:
+        return frame._frame
+    awaited = getattr(frame, "cr_await", None)
+    if awaited is None:
+        awaited = getattr(frame, "gi_yieldfrom", None)
+    return awaited
+
+
+def _resumes_in_library_code(frame: Any) -> bool:
+    """True when resuming ``frame`` first runs code that is not instrumented.
+
+    Follows the chain of awaits down from the application frame to the
+    innermost one: instrumented coroutines and the step wrappers pass the
+    resumption on; a future's iterator hands it straight back to the
+    frame above; any other awaitable (a library coroutine, an async
+    generator's ``asend``, an object's own ``__await__``) runs its own code
+    first.
+    """
+    resumes_locally = _codes_resuming_locally()
+    while True:
+        awaited = _awaited_by(frame)
+        if awaited is None:
+            return False
+        if type(awaited) in resumes_locally:
+            return False
+        code = getattr(awaited, "cr_code", None) or getattr(awaited, "gi_code", None)
+        if type(awaited) is not _StepsUnderW and (
+                code is None or (code not in INSTRUMENTED_CODES and code not in resumes_locally)):
+            return True
+        frame = awaited
+
+
+_RESUMING_LOCALLY: set[Any] = set()
+
+
+def _codes_resuming_locally() -> set[Any]:
+    """The step wrappers' and some asyncio coroutines' codes, and future iterator types.
+
+    Computed on first use: it makes (and closes) an event loop.
+    """
+    if not _RESUMING_LOCALLY:
+        import asyncio
+        import asyncio.futures
+        loop = asyncio.new_event_loop()
+        try:
+            future = loop.create_future()
+            kinds = {type(future.__await__())}
+            future.cancel()
+        finally:
+            loop.close()
+        sleep0 = getattr(asyncio.tasks, "__sleep0", None)     # asyncio.sleep(0)
+        if sleep0 is not None:
+            kinds.add(sleep0.__code__)
+        kinds.update({asyncio.sleep.__code__, asyncio.wait_for.__code__,
+                      asyncio.futures._PyFuture.__await__.__code__,
+                      _coroutine_steps.__code__, _generator_steps.__code__})
+        _RESUMING_LOCALLY.update(kinds)
+    return _RESUMING_LOCALLY
 
 
 class _StepsUnderW:
