@@ -14,6 +14,14 @@ once broke on the per-thread loops (red-team round 12):
   ``call_later`` from handlers that may run on another loop (the timer
   went onto that loop's heap from a foreign thread, unseen until its next
   event).
+
+Round 13 added one:
+
+* ``/cors``: the CORS recipe of Tornado's documentation, a base handler
+  whose ``set_default_headers()`` calls ``set_header()``. Tornado calls it
+  from ``clear()`` inside the handler's ``__init__``, before the handler
+  has a write buffer: the held response's checkpoint failed on it, and
+  every request lost its connection.
 """
 
 import json
@@ -65,6 +73,22 @@ class Schedule(tornado.web.RequestHandler):
         self.write("scheduled")
 
 
+class CorsBase(tornado.web.RequestHandler):
+    def set_default_headers(self):
+        self.set_header("Access-Control-Allow-Origin", "*")
+        self.set_header("Access-Control-Allow-Methods", "GET, OPTIONS")
+
+
+class Cors(CorsBase):
+    def get(self):
+        METRICS["served"] += 1
+        self.write({"served": METRICS["served"]})
+
+    def options(self):
+        self.set_status(204)
+        self.finish()
+
+
 class State(tornado.web.RequestHandler):
     def get(self):
         self.write({"metrics": {k: v for k, v in METRICS.items() if k != "current"},
@@ -73,5 +97,6 @@ class State(tornado.web.RequestHandler):
 
 def make_app():
     return tornado.web.Application(
-        [(r"/greet", Greet), (r"/work", Work), (r"/schedule", Schedule), (r"/state", State)],
+        [(r"/greet", Greet), (r"/work", Work), (r"/schedule", Schedule), (r"/cors", Cors),
+         (r"/state", State)],
         log_function=log_function, factory_loop=tornado.ioloop.IOLoop.current())

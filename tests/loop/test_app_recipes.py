@@ -4,7 +4,8 @@ tests/loop/recipes_app.py holds three habits of Tornado applications that
 broke on the per-thread loops (red-team round 12): arguments merged into
 ``request.arguments`` by ``prepare()`` and read back with
 ``get_argument()``, a ``log_function`` keeping metrics, and timers
-scheduled on the loop the factory ran on. Each is served on two loops,
+scheduled on the loop the factory ran on; round 13 the CORS recipe
+(``set_default_headers()`` calling ``set_header()``). Each is served on two loops,
 under concurrent clients, with and without forced aborts.
 """
 
@@ -42,14 +43,7 @@ def recipes_server(request, tmp_path):
 
 async def _fetch_all(port: int, fetches: list[dict]) -> list[tuple[int, bytes]]:
     """Every fetch, CLIENTS at a time, on keep-alive connections; (code, body) each."""
-    client = tornado.httpclient.AsyncHTTPClient(force_instance=True, max_clients=CLIENTS)
-    try:
-        replies = await asyncio.gather(*(
-            client.fetch(f"http://127.0.0.1:{port}{fetch.pop('path')}", raise_error=False,
-                         request_timeout=60, **fetch) for fetch in fetches))
-        return [(reply.code, reply.body) for reply in replies]
-    finally:
-        client.close()
+    return [(code, body) for code, _, body in await _fetch_all_with_headers(port, fetches)]
 
 
 def test_get_argument_sees_what_prepare_merged_into_the_request(recipes_server) -> None:
@@ -83,3 +77,28 @@ def test_timers_scheduled_on_the_factory_loop_fire(recipes_server) -> None:
     state = server_state(recipes_server.port)["jobs"]
     late = {job: state[job].get("late") for job in jobs}
     assert all(seconds is not None and seconds < 1.0 for seconds in late.values()), late
+
+
+def test_set_default_headers_may_set_headers(recipes_server) -> None:
+    fetches = [dict(path="/cors", method="OPTIONS" if i % 2 else "GET") for i in range(REQUESTS)]
+    client_replies = asyncio.run(_fetch_all_with_headers(recipes_server.port, fetches))
+    assert [code for code, _, _ in client_replies] == \
+        [204 if i % 2 else 200 for i in range(REQUESTS)], recipes_server.errors()
+    assert all(headers.get("Access-Control-Allow-Origin") == "*"
+               and headers.get("Access-Control-Allow-Methods") == "GET, OPTIONS"
+               for _, headers, _ in client_replies)
+    served = sorted(json.loads(body)["served"] for code, _, body in client_replies if code == 200)
+    assert served == list(range(1, REQUESTS // 2 + 1)), served
+
+
+async def _fetch_all_with_headers(port: int, fetches: list[dict]) -> list[tuple[int, dict, bytes]]:
+    """Every fetch, CLIENTS at a time, on keep-alive connections; (code, headers, body) each."""
+    client = tornado.httpclient.AsyncHTTPClient(force_instance=True, max_clients=CLIENTS)
+    try:
+        replies = await asyncio.gather(*(
+            client.fetch(f"http://127.0.0.1:{port}{fetch.pop('path')}", raise_error=False,
+                         request_timeout=60, allow_nonstandard_methods=True, **fetch)
+            for fetch in fetches))
+        return [(reply.code, dict(reply.headers), reply.body) for reply in replies]
+    finally:
+        client.close()

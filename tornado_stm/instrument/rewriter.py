@@ -129,6 +129,15 @@ def _is_generator(node: ast.AST) -> bool:
     return False
 
 
+
+def _each_target(targets: Iterable[ast.expr]) -> Iterable[ast.expr]:
+    """The targets of a ``del``, with tuples and lists of targets opened up."""
+    for target in targets:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            yield from _each_target(target.elts)
+        else:
+            yield target
+
 class _Scope:
     """What the rewriter knows about the function it is inside."""
 
@@ -158,7 +167,12 @@ class Rewriter(ast.NodeTransformer):
         top = symtable.symtable(source, filename, "exec")
         self.tables = self._function_tables(top)
         self.mutable_globals = self._globals_declared(tree)
-        self.constants = module_constants(tree, self.mutable_globals)
+        #: The module reaches its globals as a dict (``globals()["LIMIT"] = n``):
+        #: any of them may change, so every global read is barriered.
+        self.all_globals_mutable = any(isinstance(node, ast.Name) and node.id == "globals"
+                                       for node in ast.walk(tree))
+        self.constants = {} if self.all_globals_mutable else \
+            module_constants(tree, self.mutable_globals)
         self.module_names = {symbol.get_name() for symbol in top.get_symbols()
                              if symbol.is_assigned() or symbol.is_imported()
                              or symbol.is_namespace()}
@@ -218,7 +232,7 @@ class Rewriter(ast.NodeTransformer):
         if scope is None:
             return "plain"
         if name in scope.declared_global:
-            return "global" if name in self.mutable_globals else "plain"
+            return "global" if self._mutable_global(name) else "plain"
         if name in scope.boxed and (name not in scope.bound or scope.boxed[name] is scope):
             return "boxed"
         if name in scope.bound:
@@ -228,7 +242,10 @@ class Rewriter(ast.NodeTransformer):
             if name in walk.bound:
                 return "local"
             walk = _function_scope(walk.parent)
-        return "global" if name in self.mutable_globals else "plain"
+        return "global" if self._mutable_global(name) else "plain"
+
+    def _mutable_global(self, name: str) -> bool:
+        return self.all_globals_mutable or name in self.mutable_globals
 
     def _in_function(self) -> bool:
         return self.scope is not None
@@ -912,10 +929,12 @@ class Rewriter(ast.NodeTransformer):
         return self._located(stmts, node)
 
     def visit_Delete(self, node: ast.Delete) -> ast.AST | list[ast.stmt]:
-        if not self._in_function() or not any(self._needs_barrier(t) for t in node.targets):
+        # ``del (a.x, d[k])`` deletes each target in turn, left to right.
+        targets = list(_each_target(node.targets))
+        if not self._in_function() or not any(self._needs_barrier(t) for t in targets):
             return self.generic_visit(node)
         stmts: list[ast.stmt] = []
-        for target in node.targets:
+        for target in targets:
             tx = self.tx()
             if isinstance(target, (ast.Attribute, ast.Subscript)) and self._fresh(target.value):
                 stmts.append(ast.Delete(targets=[self.visit(target)]))

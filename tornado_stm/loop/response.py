@@ -83,7 +83,11 @@ def _respond(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
         return f(*args, **kwargs)
     handler = handler_of(f, args)
     if _Recording.of(tx, handler) is None:
-        if not can_hold(handler):
+        # Another request's handler (a long poll answered by a post, an
+        # event stream's subscribers) is reachable from shared state, and
+        # its request's own code reads it: changed in place here, it would
+        # show what this attempt has not committed.
+        if handler is not tx.subject or not can_hold(handler):
             tx.become_inevitable(f"call to {policy.qualified_name(f)}")
             return f(*args, **kwargs)
         _Recording(tx, handler)
@@ -153,7 +157,10 @@ class _Recording:
         self.handler = handler
         self.actions: list[tuple[Callable[..., Any], tuple, Optional[Future]]] = []
         self.saved = dict(vars(handler))
-        self.saved_buffer = list(handler._write_buffer)
+        # None while Tornado's clear() runs set_default_headers() inside the
+        # handler's __init__: the buffer is made after it.
+        buffer = getattr(handler, "_write_buffer", None)
+        self.saved_buffer = list(buffer) if buffer is not None else None
         self.saved_headers = _copy_headers(handler._headers)
         cookie = getattr(handler, "_new_cookie", None)
         self.saved_cookie = copy.deepcopy(cookie) if cookie is not None else None
@@ -194,7 +201,8 @@ class _Recording:
         state = vars(handler)
         state.clear()
         state.update(self.saved)
-        handler._write_buffer = self.saved_buffer
+        if self.saved_buffer is not None:
+            handler._write_buffer = self.saved_buffer
         handler._headers = _copy_headers(self.saved_headers)
         if self.saved_cookie is not None:
             handler._new_cookie = self.saved_cookie
@@ -210,6 +218,14 @@ class _Recording:
             sent = function(*args)
             if future is not None:
                 chain_future(sent, future)
+                # Tornado marks a failed write's future as seen (a closed
+                # stream); the copy a synchronous handler dropped is marked too.
+                future.add_done_callback(_mark_seen)
+
+
+def _mark_seen(future: Future) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 def _copy_headers(headers: tornado.httputil.HTTPHeaders) -> tornado.httputil.HTTPHeaders:

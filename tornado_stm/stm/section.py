@@ -80,6 +80,8 @@ def run_section(fn: Callable[..., Any], args: tuple = (), kwargs: dict | None = 
     aborts = 0
     while True:
         tx = Transaction(stats, entered_with_w, token)
+        if args:
+            tx.subject = args[0]
         CURRENT.tx = tx
         stmlog.record(stmlog.STM_TRANSACTION_START, stats.thread_num)
         try:

@@ -280,7 +280,7 @@ class Transaction:
     __slots__ = ("rv", "reads", "private", "attrs", "containers", "inevitable", "doomed",
                  "stats", "entered_with_w", "token", "has_w", "read_count", "write_markers",
                  "after_commit", "on_abort", "made", "releasing_own", "publishing",
-                 "held_response")
+                 "held_response", "subject")
 
     def __init__(self, stats: ThreadStats, entered_with_w: bool, token: Optional[list]) -> None:
         self.rv = CLOCK[0]
@@ -318,6 +318,10 @@ class Transaction:
         #: The event loop's record of a handler response this attempt holds
         #: back to its commit (tornado_stm.loop.response), or None.
         self.held_response: Any = None
+        #: The first argument the section's function was called with (the
+        #: handler, for a section framework code started on a handler's
+        #: method), or None: whose response the attempt may hold back.
+        self.subject: Any = None
 
     # -- consistency ------------------------------------------------------
 

@@ -1,0 +1,43 @@
+"""A metaclass attribute as a default for classes, overridden by a base class.
+
+Serial invariant (plain Python): ``Sub.abstract`` finds ``Base.abstract``
+(True) through Sub's MRO before the metaclass's default (False); and
+``Sub.level`` is Base's counter, bumped by every call through
+``Base.level = Sub.level + 1``: it ends at K.
+"""
+import transaction
+
+K = 1000
+bad = []
+
+
+class Meta(type):
+    abstract = False
+    level = -100
+
+
+class Base(metaclass=Meta):
+    abstract = True
+    level = 0
+
+
+class Sub(Base):
+    pass
+
+
+def step(i):
+    if Sub.abstract is not True:
+        bad.append(("abstract", i, Sub.abstract))
+    Base.level = Sub.level + 1
+
+
+def main():
+    for i in range(K):
+        transaction.add(step, i)
+    transaction.run()
+    if Base.level != K:
+        bad.append(("level", Base.level))
+    print("BAD" if bad else "OK", len(bad), bad[:2], bad[-1:])
+
+
+main()
