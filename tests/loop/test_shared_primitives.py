@@ -37,42 +37,40 @@ KEYS = 8
 CLIENTS = 24
 
 
-def _request(port: int, method: str, path: str, timeout: float = 20) -> tuple[int, dict]:
+def _plain_request(port: int, method: str, path: str, timeout: float = 60) -> tuple[int, bytes]:
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        connection.request(method, path, body=b"" if method == "POST" else None)
-        response = connection.getresponse()
-        return response.status, json.loads(response.read() or b"{}")
-    finally:
-        connection.close()
-
-
-@pytest.fixture(params=["per-thread", "shared"])
-def server(request, tmp_path):
-    started = start_stm_server("waiting_app:make_app", str(tmp_path), "--threads", "2",
-                               "--loop", request.param, probe="/counter")
-    yield started
-    assert started.stop() == 0, started.output_tail()
-
-
-@pytest.fixture(params=["per-thread", "per-thread+aborts", "shared"])
-def busy_server(request, tmp_path):
-    faults = {"TORNADO_STM_FAULTS": "abort=0.05,delay=0.0002,seed=11"}
-    started = start_stm_server("waiting_app:make_app", str(tmp_path), "--threads", "2",
-                               "--loop", request.param.split("+")[0], probe="/counter",
-                               env=faults if "aborts" in request.param else None)
-    yield started
-    assert started.stop() == 0, started.output_tail()
-
-
-def _plain_request(port: int, method: str, path: str) -> tuple[int, bytes]:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     try:
         connection.request(method, path, body=b"" if method == "POST" else None)
         response = connection.getresponse()
         return response.status, response.read()
     finally:
         connection.close()
+
+
+def _request(port: int, method: str, path: str, timeout: float = 20) -> tuple[int, dict]:
+    status, body = _plain_request(port, method, path, timeout)
+    return status, json.loads(body or b"{}")
+
+
+def _serving(tmp_path, serving: str):
+    """The waiting app on two threads, served as ``serving`` says: a loop
+    (per-thread or shared), with "+aborts" for forced aborts."""
+    loop, _, aborts = serving.partition("+")
+    faults = {"TORNADO_STM_FAULTS": "abort=0.05,delay=0.0002,seed=11"} if aborts else None
+    started = start_stm_server("waiting_app:make_app", str(tmp_path), "--threads", "2",
+                               "--loop", loop, probe="/counter", env=faults)
+    yield started
+    assert started.stop() == 0, started.output_tail()
+
+
+@pytest.fixture(params=["per-thread", "shared"])
+def server(request, tmp_path):
+    yield from _serving(tmp_path, request.param)
+
+
+@pytest.fixture(params=["per-thread", "per-thread+aborts", "shared"])
+def busy_server(request, tmp_path):
+    yield from _serving(tmp_path, request.param)
 
 
 def test_an_asyncio_condition_has_one_holder_at_a_time(busy_server) -> None:

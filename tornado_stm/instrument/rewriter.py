@@ -129,7 +129,6 @@ def _is_generator(node: ast.AST) -> bool:
     return False
 
 
-
 def _each_target(targets: Iterable[ast.expr]) -> Iterable[ast.expr]:
     """The targets of a ``del``, with tuples and lists of targets opened up."""
     for target in targets:
@@ -137,6 +136,7 @@ def _each_target(targets: Iterable[ast.expr]) -> Iterable[ast.expr]:
             yield from _each_target(target.elts)
         else:
             yield target
+
 
 class _Scope:
     """What the rewriter knows about the function it is inside."""

@@ -583,14 +583,12 @@ def _resumes_in_library_code(frame: Any) -> bool:
     resumes_locally = _codes_resuming_locally()
     while True:
         awaited = _awaited_by(frame)
-        if awaited is None:
+        if awaited is None or type(awaited) in resumes_locally:
             return False
-        if type(awaited) in resumes_locally:
-            return False
-        code = getattr(awaited, "cr_code", None) or getattr(awaited, "gi_code", None)
-        if type(awaited) is not _StepsUnderW and (
-                code is None or (code not in INSTRUMENTED_CODES and code not in resumes_locally)):
-            return True
+        if type(awaited) is not _StepsUnderW:
+            code = getattr(awaited, "cr_code", None) or getattr(awaited, "gi_code", None)
+            if code is None or (code not in INSTRUMENTED_CODES and code not in resumes_locally):
+                return True
         frame = awaited
 
 
