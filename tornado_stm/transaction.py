@@ -316,6 +316,7 @@ class TransactionQueue:
         self._live_workers = 0
         self._in_transaction: set[int] = set()  # threads running an added call
         self._error: Optional[BaseException] = None
+        self._ending = _Ending()
         self.number_of_transactions = 0
 
     def add(self, f: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
@@ -347,6 +348,7 @@ class TransactionQueue:
         threads = 1 if backend == "serial" else (nb_segments or _num_threads[0])
         stmlog.open_from_environment()  # $PYPYSTM, when no command opened the log
         self._error = None
+        self._ending = _Ending()
         self.number_of_transactions = 0
         with stm.beside_the_workers():
             self._run_workers(threads)
@@ -465,7 +467,7 @@ class TransactionQueue:
             me = threading.get_ident()
             try:
                 run_context.bring_up_to_date()
-                stm.run_section(_queued_call, (f, args, kwargs))
+                stm.run_section(_queued_call, (f, args, kwargs, self._ending))
             except BaseException as exc:
                 with self._lock:
                     if self._error is None:
@@ -486,12 +488,32 @@ class TransactionQueue:
         queue.run(nb_segments)
 
 
-def _queued_call(f: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+class _Ending:
+    """Whether a call of this run() has raised, as shared state of the run:
+    the call that raises writes it in its own section, and every call reads
+    it first. So a call that overlaps the raising one and would commit after
+    it aborts, and runs again as a call that finds the run ended: in every
+    serial order the raising call is the last to run."""
+
+    def __init__(self) -> None:
+        self.raised = False
+
+
+def _queued_call(f: Callable[..., Any], args: tuple, kwargs: dict, ending: _Ending) -> Any:
     """A queued call, made through the call barrier: an application function
     runs as the section; a library function (``transaction.add(bisect.insort,
     lst, x)``) by its call policy, inevitably if nothing else, never as plain
-    code racing the other workers."""
-    return barriers.call(_current_tx(), f, *args, **kwargs)
+    code racing the other workers. Nothing runs once a call has raised."""
+    tx = _current_tx()
+    if barriers.get_attr(tx, ending, "raised"):
+        return None
+    try:
+        return barriers.call(tx, f, *args, **kwargs)
+    except stm.AbortSection:
+        raise
+    except BaseException:
+        barriers.set_attr(tx, ending, "raised", True)
+        raise
 
 
 def _raise_in_thread(ident: int, exception: Optional[type]) -> None:

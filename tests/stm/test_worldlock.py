@@ -42,3 +42,71 @@ def test_code_run_just_after_w_is_taken_sees_w_held() -> None:
     lock.release()
     waiter.join(10)
     assert not waiter.is_alive() and seen == [True]
+
+
+def test_a_thread_borrows_w_while_its_lender_holds_it() -> None:
+    """A holder waiting for a thread it started (``join()`` in an inevitable
+    section) lends it W: the thread takes W while the holder keeps it, and
+    its release does not end the holder's hold nor run the release hooks."""
+    lock = WorldLock()
+    hooks: list[str] = []
+    lock.before_release(lambda: hooks.append("released"))
+    lock.acquire()
+    loan = lock.lend()
+    seen: list[object] = []
+
+    def borrower() -> None:
+        lock.borrow(loan)
+        lock.acquire()
+        seen.append(lock.held_by_current_thread())
+        lock.release()
+        seen.append(lock.held_by_current_thread())
+
+    thread = threading.Thread(target=borrower)
+    thread.start()
+    thread.join(10)
+    assert not thread.is_alive() and seen == [True, False]
+    assert lock.held_by_current_thread() and hooks == []
+    lock.release()
+    assert hooks == ["released"]
+
+
+def test_a_loan_ends_when_the_lender_gives_w_up() -> None:
+    """After the lender's release, the borrower waits for W as anyone else;
+    a loan taken up after the lender's release is no loan at all."""
+    lock = WorldLock()
+    lock.acquire()
+    loan = lock.lend()
+    borrowed = threading.Event()
+    go_on = threading.Event()
+    order: list[str] = []
+
+    def borrower() -> None:
+        lock.borrow(loan)
+        borrowed.set()
+        go_on.wait(10)
+        lock.acquire()          # the loan is over: waits for the second holder
+        order.append("borrower")
+        lock.release()
+
+    thread = threading.Thread(target=borrower)
+    thread.start()
+    assert borrowed.wait(10)
+    lock.release()              # ends the loan
+    lock.acquire()              # a new hold, lent to no one
+    go_on.set()
+    thread.join(0.2)
+    assert thread.is_alive(), "the borrower took W from a hold that was not lent to it"
+    order.append("holder")
+    lock.release()
+    thread.join(10)
+    assert order == ["holder", "borrower"]
+
+    late = WorldLock()
+    late.acquire()
+    stale = late.lend()
+    late.release()
+    late.borrow(stale)          # the lender is gone: nothing to borrow
+    late.acquire()
+    assert late.held_by_current_thread()
+    late.release()

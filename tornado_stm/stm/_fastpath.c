@@ -989,7 +989,8 @@ fp_get_attr(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 }
 
 /* set_attr, del_attr, set_item and del_item: an object private to the section
- * is written in place, as plain Python would; anything else is Python's. */
+ * (not a class) is written in place, as plain Python would; anything else is
+ * Python's. */
 static PyObject *
 private_write(int barrier, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -1000,6 +1001,8 @@ private_write(int barrier, PyObject *const *args, Py_ssize_t nargs)
                nargs, NULL, &result))
         return result;
     if (args[0] == Py_None)             /* direct mode: Python's */
+        return to_python(barrier, args, nargs, NULL);
+    if (attr && PyType_Check(args[1]))  /* a class may change kinds (barriers._reshape_class) */
         return to_python(barrier, args, nargs, NULL);
     int private = is_private(args[0], args[1]);
     if (private < 0)

@@ -5,9 +5,10 @@ descriptor's ``__get__``, a custom ``__setattr__``. The barriers must
 know whether that code is instrumented (then it simply runs, its own
 accesses are barriered), known safe by the policy table, or unknown (then
 the section becomes inevitable before running it). This module answers
-that question once per (type, name) and caches the answer. Classes are
-assumed not to gain or lose descriptors after their first use (see
-docs/semantics.md).
+that question once per (type, name) and caches the answer. The answer
+holds while the class keeps the same kind of thing under ``name``: a write
+to a class that changes that (``reshapes_class``) is made by an inevitable
+section holding RESHAPE_STRIPE, and ``forget`` drops the cached answers.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ IMMUTABLE = 4     # an immutable builtin value: nothing to track
 MODULE = 5        # a module attribute: a key of the module's globals
 NONDATA = 6       # an unknown non-data descriptor: safe only if the instance dict has the name
 TYPE_ATTR = 7     # an attribute of a class object: versioned along the class's MRO
+SUPER = 8         # an attribute found through super(): versioned along the rest of the MRO
+NONDATA_CODE = 9  # an instrumented or safe non-data descriptor: the instance's own value first
 
 # Write kinds.
 W_PLAIN = 0       # goes to the redo log
@@ -44,6 +47,9 @@ READ_CACHE: dict[tuple[type, str], tuple[int, Optional[type]]] = {}
 _write_cache: dict[tuple[type, str], int] = {}
 _delete_cache: dict[tuple[type, str], int] = {}
 _refusal_cache: dict[tuple[type, str], bool] = {}
+_CACHES = (READ_CACHE, _write_cache, _delete_cache, _refusal_cache)
+#: Bumped by forget(): an answer computed before it is not cached.
+_generation = [0]
 
 
 def _find(klass: type, name: str) -> tuple[Optional[type], object]:
@@ -61,10 +67,49 @@ def _cached(cache: dict, classify: Any, klass: type, name: str) -> Any:
     key = (klass, name)
     cached = cache.get(key)
     if cached is None:
+        generation = _generation[0]
         cached = classify(klass, name)
         with _lock:
-            cache[key] = cached
+            if generation == _generation[0]:
+                cache[key] = cached
     return cached
+
+
+def forget(klass: type) -> None:
+    """Drop the answers about ``klass``, its subclasses and, for a metaclass,
+    its classes: ``klass`` is about to change what one of its names holds."""
+    with _lock:
+        _generation[0] += 1
+        for cache in _CACHES:
+            for key in [key for key in cache if _depends_on(key[0], klass)]:
+                del cache[key]
+
+
+def _depends_on(kind: type, klass: type) -> bool:
+    return klass in kind.__mro__ or klass in type(kind).__mro__
+
+
+def is_plain_value(value: Any) -> bool:
+    """A class attribute Python hands out as it is (no ``__get__``)."""
+    return not hasattr(type(value), "__get__")
+
+
+def reshapes_class(klass: type, name: str, value: Any) -> bool:
+    """Whether setting (``value``) or deleting (``DELETED``, anything without
+    ``__get__`` will do) ``klass.name`` changes what kind of thing instances
+    and subclasses find under ``name``, so cached kinds go stale.
+
+    Only a plain value replacing or removing a plain value is not: a method,
+    a descriptor or a special method (which also sets a type slot) coming or
+    going is, and so is a name the class and its bases did not define (its
+    instances' reads of it were classified as their own attributes).
+    """
+    if name.startswith("__") and name.endswith("__"):
+        return True
+    if not is_plain_value(value):
+        return True
+    owner, current = _find(klass, name)
+    return owner is None or not is_plain_value(current)
 
 
 def read_kind(klass: type, name: str) -> tuple[int, Optional[type]]:
@@ -80,16 +125,19 @@ def _classify_read(klass: type, name: str) -> tuple[int, Optional[type]]:
     if name == "__dict__":
         return UNSAFE, None      # the live dict would escape the barriers
     if klass is super:
-        return RUN, None         # super() only binds what the classes define
+        return SUPER, None
     getattribute = _find(klass, "__getattribute__")[1]
     if getattribute not in (object.__getattribute__, type.__getattribute__) \
             and not _code_is_safe(getattribute):
         return UNSAFE, None
     owner, attr = _find(klass, name)
-    if owner is None:
+    if issubclass(klass, type) and not _is_data_descriptor(attr):
         # Cls.x on a class object: Sub.x may come from Base, so the read
-        # depends on every class of the MRO up to the one defining x.
-        return (TYPE_ATTR, None) if issubclass(klass, type) else (PLAIN, None)
+        # depends on every class of the MRO up to the one defining x; the
+        # metaclass answers only after them (or first, with a data descriptor).
+        return TYPE_ATTR, None
+    if owner is None:
+        return PLAIN, None
     attr_type = type(attr)
     if attr_type in (FunctionType, staticmethod, classmethod, MemberDescriptorType):
         return PLAIN, None
@@ -98,13 +146,20 @@ def _classify_read(klass: type, name: str) -> tuple[int, Optional[type]]:
     getter = getattr(attr_type, "__get__", None)
     if getter is None:
         return CLASS_VALUE, owner
+    data = _is_data_descriptor(attr)
     if _code_is_safe(getter) or policy.lookup(attr).kind == "pure":
-        return RUN, None
-    if hasattr(attr_type, "__set__") or hasattr(attr_type, "__delete__"):
+        # A non-data descriptor is shadowed by the instance's own value,
+        # which must be read through the log.
+        return (RUN, None) if data or not klass.__dictoffset__ else (NONDATA_CODE, owner)
+    if data:
         return UNSAFE, None
     if attr_type.__module__ == "builtins":
         return PLAIN, None       # C method descriptors and the like: binding is pure
     return NONDATA, None
+
+
+def _is_data_descriptor(attr: object) -> bool:
+    return hasattr(type(attr), "__set__") or hasattr(type(attr), "__delete__")
 
 
 def write_kind(klass: type, name: str, deleting: bool = False) -> int:
@@ -157,6 +212,6 @@ def _classify_write(klass: type, name: str) -> int:
     if type(attr) is property:
         funcs = [f for f in (attr.fset, attr.fdel) if f is not None]
         return W_RUN if all(_code_is_safe(f) for f in funcs) else W_UNSAFE
-    if hasattr(type(attr), "__set__") or hasattr(type(attr), "__delete__"):
+    if _is_data_descriptor(attr):
         return W_UNSAFE
     return W_PLAIN

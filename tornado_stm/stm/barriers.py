@@ -59,9 +59,10 @@ from types import FunctionType, MethodType, ModuleType
 from typing import Any, Optional
 
 from tornado_stm.stm import policy
+from tornado_stm.stm import attrkinds
 from tornado_stm.stm.attrkinds import (CLASS_VALUE, IMMUTABLE, IMMUTABLE_TYPES, MODULE,
-                                       NONDATA, PLAIN, RUN, TYPE_ATTR, W_PLAIN, W_RUN, read_kind,
-                                       write_kind)
+                                       NONDATA, NONDATA_CODE, PLAIN, RUN, SUPER, TYPE_ATTR,
+                                       W_PLAIN, W_RUN, read_kind, write_kind)
 from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, DICT_VIEW_TYPES, FRAME_TYPES,
                                    MUTABLE_BUFFER_TYPES, READ_INEVITABLY_TYPES, bound_container,
                                    handed_out_iterator,
@@ -70,8 +71,8 @@ from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, DICT_VIEW_TYPES,
                                    is_shared_iterator, read_other_shared, record_nested)
 from tornado_stm.stm.registry import INSTRUMENTED_CODES, VERSIONED_MODULES, is_instrumented
 from tornado_stm.stm.section import ENTRY_CODE, entry_target, of_another_loop, on_this_loop
-from tornado_stm.stm.txn import (CONTAINER_TYPES, Transaction, CURRENT, direct_dict_write,
-                                 direct_write, hold, take_w_for_step)
+from tornado_stm.stm.txn import (CONTAINER_TYPES, DELETED, Transaction, CURRENT,
+                                 direct_dict_write, direct_write, hold, take_w_for_step)
 from tornado_stm.stm.versions import RESHAPE_STRIPE, stripe_of_key, stripe_of_object
 from tornado_stm.stm.worldlock import WORLD_LOCK
 
@@ -97,7 +98,7 @@ def get_attr(tx: Optional[Transaction], obj: Any, name: str, *default: Any) -> A
             return _read_nondata_in_place(obj, name, default)
         return getattr(obj, name, *default)
     kind, owner = read_kind(type(obj), name)
-    if id(obj) in tx.private and kind != CLASS_VALUE:
+    if id(obj) in tx.private and kind != CLASS_VALUE and kind != SUPER:
         return getattr(obj, name, *default)
     try:
         if kind == PLAIN:
@@ -110,8 +111,15 @@ def get_attr(tx: Optional[Transaction], obj: Any, name: str, *default: Any) -> A
             return _module_attr(tx, obj, name)
         if kind == TYPE_ATTR:
             return tx.read_type_attr(obj, name)
-        if kind == NONDATA and tx.has_own_attr(obj, name):
+        if kind == SUPER:
+            return tx.read_super_attr(obj, name)
+        if (kind == NONDATA or kind == NONDATA_CODE) and tx.has_own_attr(obj, name):
             return tx.read_attr(obj, name)
+        if kind == NONDATA_CODE:
+            # Its __get__ is instrumented or known safe: it runs on the
+            # class's descriptor (classes keep theirs: see reshapes_class).
+            descriptor = owner.__dict__[name]
+            return type(descriptor).__get__(descriptor, obj, type(obj))
     except AttributeError:
         if default:
             return default[0]
@@ -229,6 +237,9 @@ def versioning_module(tx: Optional[Transaction], module: ModuleType) -> None:
 def set_attr(tx: Optional[Transaction], obj: Any, name: str, value: Any) -> None:
     if isinstance(obj, ModuleType):
         versioning_module(tx, obj)
+    elif isinstance(obj, type) and attrkinds.reshapes_class(obj, name, value):
+        reshape_class(tx, obj, name, setattr, value)
+        return
     if tx is not None and not tx.inevitable:
         if id(obj) in tx.private:
             setattr(obj, name, value)
@@ -252,6 +263,31 @@ def set_attr(tx: Optional[Transaction], obj: Any, name: str, value: Any) -> None
         direct_write(_attr_stripes(obj, name), setattr, obj, name, value)
 
 
+def reshape_class(tx: Optional[Transaction], klass: type, name: str, op: Any, *value: Any
+                   ) -> None:
+    """``op(klass, name, *value)`` where it changes what kind of thing ``name``
+    holds for the class's instances and subclasses (a method replaced, a
+    special method set, a new name): the cached attribute kinds are dropped.
+
+    In place, by an inevitable section holding RESHAPE_STRIPE, which every
+    section reads at its start: each overlapping section, which may have
+    read ``name`` under the old kinds, aborts (as for a ``__class__``
+    switch). A class the section created is still its own: in place, plainly.
+    """
+    if tx is not None and id(klass) in tx.private:
+        attrkinds.forget(klass)
+        op(klass, name, *value)
+        return
+    if tx is not None:
+        tx.become_inevitable(f"changing the kind of {policy.qualified_name(klass)}.{name}")
+
+    def reshape() -> None:
+        attrkinds.forget(klass)
+        op(klass, name, *value)
+
+    direct_write((stripe_of_key(id(klass), name), RESHAPE_STRIPE), reshape)
+
+
 def _attr_stripes(obj: Any, name: str) -> tuple[int, ...]:
     """The stripes an in-place write of ``obj.name`` holds."""
     if name in ("__class__", "__dict__"):
@@ -262,6 +298,9 @@ def _attr_stripes(obj: Any, name: str) -> tuple[int, ...]:
 def del_attr(tx: Optional[Transaction], obj: Any, name: str) -> None:
     if isinstance(obj, ModuleType):
         versioning_module(tx, obj)
+    elif isinstance(obj, type) and attrkinds.reshapes_class(obj, name, DELETED):
+        reshape_class(tx, obj, name, delattr)
+        return
     if tx is not None and not tx.inevitable:
         if id(obj) in tx.private:
             delattr(obj, name)

@@ -254,6 +254,30 @@ def module_body() -> Iterator[None]:
         _module_body.depth -= 1
 
 
+def start_thread(thread: threading.Thread) -> None:
+    """``thread.start()`` called by instrumented code: the thread runs its code as
+    plain code, as a script's module body does, not as one section.
+
+    A thread's target is a program of its own (a progress monitor polling a
+    counter, a refresher that sleeps between rounds): as one section it
+    would never see other threads' commits, or hold W for ever once it
+    turned inevitable. Started by a holder of W (an inevitable section that
+    then ``join()``s it), the thread borrows that W for its writes while
+    the holder keeps it: they become part of the holder's.
+    """
+    loan = WORLD_LOCK.lend() if WORLD_LOCK.held_by_current_thread() else None
+    run = thread.run
+
+    def run_as_plain_code() -> None:
+        if loan is not None:
+            WORLD_LOCK.borrow(loan)
+        with module_body():
+            run()
+
+    thread.run = run_as_plain_code  # type: ignore[method-assign]
+    thread.start()
+
+
 @contextlib.contextmanager
 def beside_the_workers() -> Iterator[None]:
     """While a thread waits in ``transaction.run()`` for its workers: it is not running its module body.

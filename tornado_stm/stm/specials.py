@@ -12,19 +12,20 @@ unusual arguments, for the builtin's own error.
 from __future__ import annotations
 
 import abc
+import threading
 import weakref
-from types import MethodWrapperType, ModuleType
+from types import MethodType, MethodWrapperType, ModuleType
 from typing import Any, Optional
 
 from tornado_stm.stm import policy
-from tornado_stm.stm.attrkinds import W_PLAIN, refuses_attribute, write_kind
+from tornado_stm.stm.attrkinds import W_PLAIN, refuses_attribute, reshapes_class, write_kind
 from tornado_stm.stm.barriers import (contains, del_attr, del_item, get_attr, get_item,
-                                      instance_dict, set_attr, set_item)
+                                      instance_dict, reshape_class, set_attr, set_item)
 from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, call_reading,
                                    direct_container_call, handed_out_iterator,
                                    is_shared_iterator, through_the_barrier)
-from tornado_stm.stm.section import after_the_section
-from tornado_stm.stm.txn import Transaction, direct_write
+from tornado_stm.stm.section import after_the_section, start_thread
+from tornado_stm.stm.txn import DELETED, Transaction, direct_write
 from tornado_stm.stm.versions import stripe_of_key
 
 
@@ -99,6 +100,9 @@ def _special_object_setattr(tx: Optional[Transaction], f: Any, args: tuple, kwar
     if len(args) == 3 and isinstance(args[0], ModuleType) and not kwargs:
         return set_attr(tx, *args)          # a module's attributes live in its dict
     name = _attribute_name(args[1]) if len(args) == 3 else None
+    if not kwargs and name is not None and isinstance(args[0], type) \
+            and reshapes_class(args[0], name, args[2]):
+        return reshape_class(tx, args[0], name, f, args[2])
     if kwargs or name is None or (tx is not None and id(args[0]) in tx.private) \
             or _refused_by_the_slot(f, args[0]):
         return f(*args, **kwargs)
@@ -117,6 +121,9 @@ def _special_object_delattr(tx: Optional[Transaction], f: Any, args: tuple, kwar
     without running the custom ``__delattr__`` again."""
     f, args = _object_slot_call(f, args, deleting=True)
     name = _attribute_name(args[1]) if len(args) == 2 else None
+    if not kwargs and name is not None and isinstance(args[0], type) \
+            and reshapes_class(args[0], name, DELETED):
+        return reshape_class(tx, args[0], name, f)
     if kwargs or name is None or (tx is not None and id(args[0]) in tx.private) \
             or _refused_by_the_slot(f, args[0]) or isinstance(args[0], ModuleType):
         return f(*args, **kwargs)
@@ -235,6 +242,18 @@ def _special_weakref(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dic
     return f(args[0], after_the_section(args[1]))
 
 
+def _special_thread_start(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> None:
+    """``thread.start()``: irrevocable, and the thread runs as plain code
+    (``section.start_thread``)."""
+    thread = f.__self__ if isinstance(f, MethodType) else (args[0] if args else None)
+    if kwargs or len(args) != (0 if isinstance(f, MethodType) else 1) \
+            or not isinstance(thread, threading.Thread):
+        return f(*args, **kwargs)
+    if tx is not None:
+        tx.become_inevitable("starting a thread")
+    start_thread(thread)
+
+
 #: The callables with a handler here, and their handlers.
 SPECIALS = ((getattr, _special_getattr), (hasattr, _special_hasattr),
             (setattr, _special_setattr), (delattr, _special_delattr),
@@ -245,7 +264,8 @@ SPECIALS = ((getattr, _special_getattr), (hasattr, _special_hasattr),
             (iter, _special_iter),
             (dict.get, _special_dict_get), (dict.setdefault, _special_dict_setdefault),
             (dict.pop, _special_dict_pop), (weakref.ref, _special_weakref),
-            (isinstance, _special_isinstance), (issubclass, _special_isinstance))
+            (isinstance, _special_isinstance), (issubclass, _special_isinstance),
+            (threading.Thread.start, _special_thread_start))
 
 
 def register() -> None:

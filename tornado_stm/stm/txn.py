@@ -422,21 +422,8 @@ class Transaction:
             if value is not DELETED:
                 return value
             # Deleted by this section: as after ``del obj.name``, the class's
-            # value shows again, or __getattr__ answers.
-            if class_owner is not None:
-                return self.read_type_attr(type(obj), name)
-            try:
-                # A method (or another descriptor) of the class: bound, as Python binds it.
-                attr = self.read_type_attr(type(obj), name)
-            except AttributeError:
-                pass
-            else:
-                getter = getattr(type(attr), "__get__", None)
-                return attr if getter is None else getter(attr, obj, type(obj))
-            fallback = getattr(type(obj), "__getattr__", None)
-            if fallback is not None:
-                return fallback(obj, name)
-            raise AttributeError(f"{type(obj).__name__!r} object has no attribute {name!r}")
+            # value (or method, bound) shows again, or __getattr__ answers.
+            return self.read_through_class(obj, name)
         if class_owner is not None:
             # A class-level value read through an instance: unless the
             # instance has its own, it is the class's, as this section sees
@@ -445,24 +432,63 @@ class Transaction:
                    if id(obj) not in self.private else _instance_value(obj, name))
             if own is not DELETED:
                 return own
-            return self.read_type_attr(type(obj), name)
+            return self.read_through_class(obj, name)
         return self.versioned(stripe_of_key(id(obj), name), getattr, obj, name)
 
-    def read_type_attr(self, klass: type, name: str) -> Any:
-        """``klass.name`` for a class object, versioned along its MRO (and this section's writes).
+    def read_through_class(self, obj: Any, name: str) -> Any:
+        """``obj.name`` for an instance with no value of its own: its class's,
+        bound as Python binds it, or its ``__getattr__``'s answer."""
+        found, value = self.class_lookup(type(obj).__mro__, name)
+        if found:
+            return _bound(value, obj, type(obj))
+        fallback = getattr(type(obj), "__getattr__", None)
+        if fallback is not None:
+            return fallback(obj, name)
+        raise AttributeError(f"{type(obj).__name__!r} object has no attribute {name!r}")
+
+    def class_lookup(self, classes: Any, name: str) -> tuple[bool, Any]:
+        """(True, value) from the first of ``classes`` whose dict has ``name``, as
+        this section sees them (its own writes and deletions included), else
+        (False, None).
 
         ``Sub.x`` found in ``Base`` depends on ``Base.x`` and on ``Sub`` not
         defining ``x``: a write to either must conflict with the read, so
-        every class of the MRO up to the one that answers is recorded.
+        every class up to the one that answers is recorded.
         """
-        for base in klass.__mro__:
+        for base in classes:
             record = self.attrs.get(id(base))
-            if record is not None and name in record[1] and record[1][name] is not DELETED:
-                return record[1][name]          # this section's own write
-            if name in base.__dict__:
-                return self.versioned(stripe_of_key(id(base), name), getattr, klass, name)
-            self.versioned(stripe_of_key(id(base), name), _noop)
-        return getattr(klass, name)             # the metaclass's, or the AttributeError
+            if record is not None and name in record[1]:
+                value = record[1][name]
+                if value is DELETED:
+                    continue
+                return True, value
+            value = self.versioned(stripe_of_key(id(base), name), _instance_value, base, name)
+            if value is not DELETED:
+                return True, value
+        return False, None
+
+    def read_type_attr(self, klass: type, name: str) -> Any:
+        """``klass.name`` for a class object, versioned along its MRO, then its
+        metaclass's (and this section's writes)."""
+        found, value = self.class_lookup(klass.__mro__, name)
+        if found:
+            return _bound(value, None, klass)
+        found, value = self.class_lookup(type(klass).__mro__, name)
+        if found:
+            return _bound(value, klass, type(klass))
+        return getattr(klass, name)             # the metaclass's __getattr__, or the AttributeError
+
+    def read_super_attr(self, proxy: super, name: str) -> Any:
+        """``super().name``: versioned along the MRO after the class ``super()``
+        names; what is not a class's (``__thisclass__``...) is super's own."""
+        start, instance = proxy.__self_class__, proxy.__self__
+        if start is None:
+            return getattr(proxy, name)
+        mro = start.__mro__
+        found, value = self.class_lookup(mro[mro.index(proxy.__thisclass__) + 1:], name)
+        if not found:
+            return getattr(proxy, name)
+        return _bound(value, None if instance is start else instance, start)
 
     def has_attr_logged(self, obj: Any, name: str) -> bool:
         record = self.attrs.get(id(obj))
@@ -493,9 +519,7 @@ class Transaction:
         answer is no value of the instance's, and asking a
         ``cached_property`` would compute and store it in place.
         """
-        exists = (hasattr_versioned(self, obj, name) if isinstance(obj, type)
-                  else self.has_own_attr(obj, name))
-        if not exists:
+        if not self.has_own_attr(obj, name):
             raise AttributeError(f"{type(obj).__name__!r} object has no attribute {name!r}")
         self.write_attr(obj, name, DELETED)
 
@@ -929,10 +953,10 @@ def _instance_value(obj: Any, name: str) -> Any:
     return DELETED
 
 
-def hasattr_versioned(tx: Transaction, obj: Any, name: str) -> bool:
-    if tx.has_attr_logged(obj, name):
-        return tx.attrs[id(obj)][1][name] is not DELETED
-    return tx.versioned(stripe_of_key(id(obj), name), hasattr, obj, name)
+def _bound(value: Any, instance: Any, owner: type) -> Any:
+    """A class attribute as Python hands it out: through its ``__get__``, if any."""
+    getter = getattr(type(value), "__get__", None)
+    return value if getter is None else getter(value, instance, owner)
 
 
 def _changed_keys(log: ContainerLog) -> tuple[list, set]:

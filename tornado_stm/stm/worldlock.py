@@ -19,6 +19,13 @@ same step as it is given back. A finalizer (``__del__``) can run at any
 bytecode, right after the lock was taken too; if "do I hold W?" were a
 Python field set a step later, its write would wait for W, held by its
 own thread, for ever (a hang seen on 2 threads, 2026-11-24).
+
+A holder may *lend* W to the threads it starts (``lend``/``borrow``): a
+section that starts a thread and waits for it (``join()``) must not wait
+for ever on a thread that needs W for its plain writes. While the holder
+keeps W, a borrower takes a second lock instead, and its writes become
+part of the holder's; when the holder gives W up, its loans end and the
+borrowers wait for W as everyone else.
 """
 
 from __future__ import annotations
@@ -36,6 +43,12 @@ class WorldLock:
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
+        #: Bumped at each acquire(): which hold of W a loan belongs to.
+        self._hold = 0
+        #: Loans: the idents of the threads that may borrow this hold of W.
+        self._borrowers: set[int] = set()
+        self._loan = threading.Lock()        # one borrower at a time; guards _borrowers
+        self._borrower: Optional[int] = None
         self._switches: list[tuple[Callable[[], object], Callable[[object], None]]] = []
         self._before_release: list[Callable[[], None]] = []
 
@@ -46,14 +59,47 @@ class WorldLock:
         The hooks let the STM log ``WAIT_OTHER_INEVITABLE``/``WAIT_DONE``
         only when the thread really waited.
         """
-        if self._lock._is_owned():  # type: ignore[attr-defined]
+        if self.held_by_current_thread():
             raise WorldLockError("the world lock is already held by this thread")
+        if self._borrowers and self._borrow():
+            return
         if not self._lock.acquire(blocking=False):
             if on_wait is not None:
                 on_wait()
             self._lock.acquire()
             if on_done is not None:
                 on_done()
+        self._hold += 1
+
+    # -- loans ---------------------------------------------------------------
+
+    def lend(self) -> int:
+        """By the holder, for a thread it is starting: a token for ``borrow``."""
+        if not self.held_by_current_thread():
+            raise WorldLockError("the world lock is lent by a thread that does not hold it")
+        return self._hold
+
+    def borrow(self, loan: int) -> None:
+        """On the started thread: from now on, while the hold ``loan`` lasts,
+        acquire() borrows W. Nothing, if the lender has given W up already."""
+        with self._loan:
+            if self._hold == loan and self.locked():
+                self._borrowers.add(threading.get_ident())
+
+    def _borrow(self) -> bool:
+        me = threading.get_ident()
+        if me not in self._borrowers:
+            return False
+        self._loan.acquire()
+        if me in self._borrowers:
+            self._borrower = me
+            return True
+        self._loan.release()                # the loan ended meanwhile
+        return False
+
+    def _end_loans(self) -> None:
+        with self._loan:                    # after the borrower's write in progress
+            self._borrowers.clear()
 
     def before_release(self, hook: Callable[[], None]) -> None:
         """Run ``hook()`` each time W is released, still holding it (the STM
@@ -61,14 +107,22 @@ class WorldLock:
         self._before_release.append(hook)
 
     def release(self) -> None:
+        if self._borrower is not None and self._borrower == threading.get_ident():
+            # The lender's hold goes on: its stripes stay held.
+            self._borrower = None
+            self._loan.release()
+            return
         if not self._lock._is_owned():  # type: ignore[attr-defined]
             raise WorldLockError("the world lock is released by a thread that does not hold it")
+        if self._borrowers:
+            self._end_loans()
         for hook in self._before_release:
             hook()
         self._lock.release()
 
     def held_by_current_thread(self) -> bool:
-        return self._lock._is_owned()  # type: ignore[attr-defined]
+        return self._lock._is_owned() or (  # type: ignore[attr-defined]
+            self._borrower is not None and self._borrower == threading.get_ident())
 
     def locked(self) -> bool:
         """Held by some thread (a probe: it takes W for an instant if free)."""

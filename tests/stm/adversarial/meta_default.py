@@ -4,6 +4,12 @@ Serial invariant (plain Python): ``Sub.abstract`` finds ``Base.abstract``
 (True) through Sub's MRO before the metaclass's default (False); and
 ``Sub.level`` is Base's counter, bumped by every call through
 ``Base.level = Sub.level + 1``: it ends at K.
+
+Attacks: ``Sub.abstract`` was classified by the metaclass's entry of the
+same name and answered by the metaclass, not by ``Base``; ``Sub.level``
+likewise (lost updates). Now a class object's attribute is read along its
+MRO first, the metaclass's only after it (unless the metaclass has a data
+descriptor).
 """
 import transaction
 

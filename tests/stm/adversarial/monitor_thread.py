@@ -4,6 +4,11 @@ Serial invariant (plain Python): the monitor sees ``STATE["done"]`` reach
 K (every call adds 1) and stops; nothing waits on the monitor, so the
 script always finishes and the monitor saw the end. (It gives up after
 10 s to keep the test short.)
+
+Attacks: the monitor thread's target ran as one section: it never saw the
+workers' commits, and once ``time.sleep`` made it inevitable it held W, so
+they could not commit either. Now a thread's code runs as plain code (as the
+module body does).
 """
 import threading
 import time

@@ -3,6 +3,10 @@
 Serial invariant (plain Python): after ``Shape.make = classmethod(make_v2)``
 the call ``Shape.make()`` binds the class and returns ``("v2", "Shape")``;
 a staticmethod swapped the same way returns its function. One thread suffices.
+
+Attacks: a classmethod written to the class went to the redo log and came
+back unbound ("'classmethod' object is not callable"). Now a reshape: in
+place and bound as Python binds it.
 """
 import transaction
 

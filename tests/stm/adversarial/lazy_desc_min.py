@@ -3,6 +3,9 @@
 Serial invariant (plain Python): once ``setattr(obj, name, v)`` has stored
 the value, the instance attribute shadows the non-data descriptor, so
 ``__get__`` runs once per object: after K reads (two per call, the first and second in one call), ``COMPUTED["n"] == 1``.
+
+Attacks: as ``nondata_default``: the instance value a lazy descriptor stored
+was read live, so two calls both computed it.
 """
 import transaction
 

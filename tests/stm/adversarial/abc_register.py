@@ -3,6 +3,10 @@
 Serial invariant: every call does ``Base.register = Sub.register + 1``
 (``Sub.register`` is Base's class attribute, found through Sub's MRO), so
 after K calls ``Base.register == K``.
+
+Attacks: as ``meta_default``, with ``ABCMeta.register`` (a method):
+``Sub.register`` was read as a method of the metaclass, live and
+unversioned; lost updates.
 """
 import abc
 import transaction

@@ -3,6 +3,11 @@
 Serial invariant (plain Python): the helper adds 1 to ``STATE["n"]`` and
 ends; ``join()`` returns; after K calls ``STATE["n"] == K``. Nothing can
 block: the caller only waits for a thread that needs nothing from it.
+
+Attacks: the thread's target ran as one section, whose commit waited for W,
+held by the inevitable caller waiting in ``join()``: a deadlock. Now a
+started thread runs its code as plain code, and borrows the W of the section
+that started it while that section keeps W.
 """
 import threading
 import transaction

@@ -4,6 +4,11 @@ Serial invariant: every call does ``Base.total = super().total + 1`` from a
 method of Sub (``super().total`` is Base's class attribute) and reads it
 back through ``super()``: it sees its own write, and after K calls
 ``Base.total == K``.
+
+Attacks: ``super().total`` was an attribute of a ``super`` object, read by a
+plain getattr: the class value live, without a version (lost updates) and
+without the call's own write. Now read along the MRO after the class
+``super()`` names, as ``Cls.x`` is.
 """
 import transaction
 

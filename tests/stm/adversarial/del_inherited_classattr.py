@@ -4,6 +4,11 @@ Serial invariant (plain Python): ``del Sub.limit`` raises AttributeError
 (Sub has no ``limit`` of its own), which the call catches and counts;
 ``Base.limit`` is untouched and every call counts one refusal. The run
 ends normally with ``refused == K``.
+
+Attacks: ``del Sub.limit`` of an inherited attribute was checked with
+hasattr (true through Base), logged, and dropped silently at commit: no
+AttributeError. Now a class must have the name in its own dict, as this
+section sees it.
 """
 import transaction
 

@@ -3,6 +3,10 @@
 Serial invariant (plain Python): right after ``del Sub.limit``, both
 ``Sub.limit`` and ``obj.limit`` (obj a Sub instance) read ``Base.limit``
 (10); the call then sets the override back. One thread suffices.
+
+Attacks: after ``del Sub.limit`` (in the redo log) the class read still
+answered the deleted value: a DELETED record was skipped over to the live
+class dict.
 """
 import transaction
 

@@ -3,6 +3,10 @@
 Serial invariant (plain Python): after ``Money.__str__ = str_v2`` and
 ``Money.__len__ = len_v2``, ``str(m)``, ``f"{m}"`` and ``len(m)`` use the
 new methods at once. One thread suffices.
+
+Attacks: special methods set on a class went to the redo log, while
+``str()``, ``len()`` and f-strings use the type slots: the old methods ran.
+Now a dunder written to a class is a reshape, in place.
 """
 import transaction
 

@@ -4,6 +4,13 @@ Serial invariant: a switch installs version n's function as
 ``Codec.encode`` and sets ``Codec.version = n`` in the same call, so
 ``c.encode()`` (looked up through an instance) always returns the current
 ``Codec.version``, also in the call that just switched.
+
+Attacks: a method replaced on the class was read through instances as a
+value of the instance (versioned per object only): stale methods, torn
+against ``Codec.version``. Now a write that changes what kind of thing a
+class holds under a name reshapes the class: in place, inevitably, holding
+RESHAPE_STRIPE (every overlapping section aborts), with the cached attribute
+kinds dropped.
 """
 import transaction
 

@@ -3,6 +3,11 @@
 Serial invariant: every call appends its id to LOG; call R appends then
 raises. In every serial order the raising call is the last to run, so LOG
 ends with R (calls that start before it finish first).
+
+Attacks: calls other workers had already taken committed after the call
+whose exception ends ``run()``, and saw its writes. Now the raising call
+writes a flag of the run that every call reads first: an overlapping call
+aborts, and finds the run ended when it runs again.
 """
 import transaction
 

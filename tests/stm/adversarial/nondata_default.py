@@ -7,6 +7,11 @@ it shadows the descriptor, as in plain Python.
 Serial invariant: each transfer moves 1 from ``a`` to ``b`` of one account
 (``acct.a = acct.a - 1; acct.b = acct.b + 1``), so ``a + b == 0`` for
 every account in every state, audits see 0, and the total moved is K.
+
+Attacks: a user non-data descriptor (``__get__`` only, instrumented) was run
+as is, so the instance value shadowing it was read live, unversioned: torn
+pairs. Now the instance's own value is read through the log first, the
+descriptor runs only when there is none.
 """
 import transaction
 
