@@ -10,6 +10,9 @@ so no other request's code comes between them.
   ``write_error`` answers the token it finds in the slot.
 * ``/form`` (POST): the number of values of the body argument ``x``, parsed by
   Tornado before ``prepare``: one, however often the section ran.
+* ``/auth``: ``@tornado.web.authenticated``'s ``get_current_user`` stores the
+  request's token in a shared slot; ``get`` answers the user and the slot:
+  equal in every serial run (the decorator is Tornado's code, between them).
 * ``/badlength``: promises 42 bytes and sends 2; the connection refuses it
   only when the section's held response is sent, after the commit.
 """
@@ -59,6 +62,16 @@ class Form(tornado.web.RequestHandler):
         self.write({"x": self.get_body_arguments("x"), "all": self.get_arguments("x")})
 
 
+class Auth(tornado.web.RequestHandler):
+    def get_current_user(self):
+        SLOT["user"] = self.get_argument("t")
+        return SLOT["user"]
+
+    @tornado.web.authenticated
+    def get(self):
+        self.write({"user": self.current_user, "slot": SLOT["user"]})
+
+
 class BadLength(tornado.web.RequestHandler):
     def get(self):
         self.set_header("Content-Length", "42")
@@ -72,5 +85,6 @@ class State(tornado.web.RequestHandler):
 
 def make_app():
     return tornado.web.Application([(r"/count", Count), (r"/token", Token), (r"/fail", Fail),
-                                    (r"/form", Form), (r"/badlength", BadLength),
-                                    (r"/state", State)])
+                                    (r"/form", Form), (r"/auth", Auth),
+                                    (r"/badlength", BadLength), (r"/state", State)],
+                                   login_url="/login")

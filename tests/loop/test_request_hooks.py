@@ -1,7 +1,8 @@
 """A request's synchronous hooks run as one section, as stock Tornado runs them in one step.
 
 tests/loop/hooks_app.py shares state between ``prepare`` and ``get``,
-``get`` and ``on_finish``, ``get`` and ``write_error``. Served on two
+``get`` and ``on_finish``, ``get`` and ``write_error``, and
+``get_current_user`` and an ``@authenticated`` ``get``. Served on two
 threads under concurrent load, with and without forced aborts, no other
 request may come between the hooks of one: each was a section of its own
 before (semantics limit 15), and every kind of interleaving showed within
@@ -56,6 +57,7 @@ async def _load(port: int) -> list[tuple[str, str, int, dict]]:
                     ("/count", dict(request=f"{base}/count")),
                     ("/token", dict(request=f"{base}/token?t={token}")),
                     ("/fail", dict(request=f"{base}/fail?t={token}")),
+                    ("/auth", dict(request=f"{base}/auth?t={token}")),
                     ("/form", dict(request=f"{base}/form", method="POST",
                                    body=urlencode({"x": token})))):
                 reply = await client.fetch(**fetch, raise_error=False, request_timeout=120,
@@ -76,7 +78,7 @@ async def _load(port: int) -> list[tuple[str, str, int, dict]]:
 
 def test_no_request_comes_between_the_hooks_of_another(hooks_server) -> None:
     answers = asyncio.run(_load(hooks_server.port))
-    assert len(answers) == 4 * ROUNDS * CLIENTS
+    assert len(answers) == 5 * ROUNDS * CLIENTS
     failed = [a for a in answers if a[2] >= 500]
     assert not failed, f"{failed[:3]}\nserver errors:\n{hooks_server.errors()}"
     between_prepare_and_get = [a for a in answers if a[0] == "/count" and a[3]["mine"] != a[3]["now"]]
@@ -84,6 +86,9 @@ def test_no_request_comes_between_the_hooks_of_another(hooks_server) -> None:
     between_get_and_write_error = [a for a in answers if a[0] == "/fail"
                                    and (a[2], a[3]) != (400, {"token": a[1]})]
     assert not between_get_and_write_error, between_get_and_write_error[:3]
+    between_current_user_and_get = [a for a in answers if a[0] == "/auth"
+                                    and (a[2], a[3]) != (200, {"user": a[1], "slot": a[1]})]
+    assert not between_current_user_and_get, between_current_user_and_get[:3]
     parsed_twice = [a for a in answers if a[0] == "/form"
                     and (a[2], a[3]) != (200, {"x": [a[1]], "all": [a[1]]})]
     assert not parsed_twice, parsed_twice[:3]

@@ -19,8 +19,11 @@ Should it suspend after all (a hook returned something to await), what
 ran so far commits as the section, and the rest goes on outside it, hook
 by hook, as before.
 
-Handlers this does not apply to keep Tornado's ``_execute``: coroutine
-hooks, ``@stream_request_body``, output transforms such as gzip, web
+Tornado's own method decorators (``@tornado.web.authenticated``,
+``addslash``, ``removeslash``) run inside the section with the method they
+wrap: ``get_current_user()`` and ``get()`` see one state, as in stock
+Tornado. Handlers this does not apply to keep Tornado's ``_execute``:
+coroutine hooks, ``@stream_request_body``, output transforms such as gzip, web
 sockets, and handler classes with code that is not instrumented (their
 methods would run in the section unseen by the barriers; outside one,
 they run as before, as plain code).
@@ -147,7 +150,7 @@ def _plain_instrumented_hooks(klass: type, http_method: Optional[str]) -> bool:
     """
     if getattr(klass, "_stream_request_body", False) or not response.holds_responses_of(klass):
         return False
-    if not all(is_instrumented(member)
+    if not all(is_instrumented(member) or _tornado_decorated(member)
                for base in klass.__mro__ if base not in _REQUEST_HANDLER_BASES
                for member in vars(base).values() if isinstance(member, types.FunctionType)):
         return False
@@ -158,6 +161,28 @@ def _plain_instrumented_hooks(klass: type, http_method: Optional[str]) -> bool:
     # as a coroutine function only from Python 3.12 on.
     return not any(inspect.iscoroutinefunction(inspect.unwrap(hook))
                    or tornado.gen.is_coroutine_function(hook) for hook in hooks)
+
+
+def _wrapper_code(decorator: Any) -> types.CodeType:
+    def method(self: Any) -> None:
+        pass
+    return decorator(method).__code__
+
+
+#: The code of the wrappers Tornado's method decorators make: they read the
+#: handler's own state (``current_user``, the request's path) and answer
+#: through its response (``redirect``, ``HTTPError``), nothing shared, so
+#: they may run inside the request's section.
+_TORNADO_WRAPPERS = frozenset(_wrapper_code(decorator) for decorator in (
+    tornado.web.authenticated, tornado.web.addslash, tornado.web.removeslash))
+
+
+def _tornado_decorated(function: types.FunctionType) -> bool:
+    """``@tornado.web.authenticated`` (``addslash``, ``removeslash``) around an
+    instrumented method."""
+    wrapped = getattr(function, "__wrapped__", None)
+    return function.__code__ in _TORNADO_WRAPPERS and isinstance(wrapped, types.FunctionType) \
+        and (is_instrumented(wrapped) or _tornado_decorated(wrapped))
 
 
 def _handle_as_tornado_does(handler: tornado.web.RequestHandler, exc: Exception) -> None:

@@ -66,7 +66,8 @@ from tornado_stm.stm.attrkinds import (CLASS_VALUE, IMMUTABLE, IMMUTABLE_TYPES, 
 from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, DICT_VIEW_TYPES, FRAME_TYPES,
                                    MUTABLE_BUFFER_TYPES, READ_INEVITABLY_TYPES, bound_container,
                                    handed_out_iterator,
-                                   call_direct, call_optimistic, direct_container_call,
+                                   call_direct, call_optimistic, direct_call_reaching,
+                                   direct_container_call,
                                    has_plain_readers, is_shared_instance,
                                    is_shared_iterator, read_other_shared, record_nested)
 from tornado_stm.stm.registry import INSTRUMENTED_CODES, VERSIONED_MODULES, is_instrumented
@@ -412,7 +413,7 @@ def _direct_item_op(tx: Optional[Transaction], obj: Any, key: Any, op: Any, *val
     elif isinstance(obj, (list, set, deque)):
         direct_write((stripe_of_object(id(obj)),), op, obj, key, *value)
     else:
-        op(obj, key, *value)
+        direct_call_reaching(tx, op, (obj, key, *value), {})     # UserDict: its .data
 
 
 # -- globals ------------------------------------------------------------------
@@ -712,7 +713,7 @@ def augmented(tx: Optional[Transaction], op: Any, target: Any, value: Any) -> An
         if tx is None or tx.inevitable:
             if tx is not None and id(target) in tx.private:
                 return op(target, value)
-            return direct_container_call(target, op, (target, value), {})
+            return direct_container_call((target,), op, (target, value), {})
         if id(target) not in tx.private:
             op(tx.shadow_for_write(target), value)
             return target

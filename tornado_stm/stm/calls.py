@@ -210,7 +210,36 @@ def _arguments_through_the_barrier(args: tuple, kwargs: dict) -> tuple[tuple, di
     return args, kwargs
 
 
+#: Library functions that compare what their ``key=`` function returns.
+_SORTING_BY_KEY = frozenset({sorted, min, max, heapq.nsmallest, heapq.nlargest})
+
+
+def _keys_as_the_section_sees_them(f: Any, kwargs: dict) -> dict:
+    """``sorted(names, key=lambda n: SCORES[n])``: an application's key function
+    may return shared containers, which the C code compares past the
+    barriers (missing the section's own writes to them): each key goes
+    through ``deep_view``, as the operands of ``<`` do."""
+    key = kwargs["key"]
+    if not is_instrumented(key):
+        return kwargs
+    try:
+        sorts = f in _SORTING_BY_KEY or (type(f) is BuiltinFunctionType and f.__name__ == "sort"
+                                         and type(f.__self__) is list)
+    except TypeError:                             # an unhashable callable
+        sorts = False
+    if not sorts:
+        return kwargs
+    from tornado_stm.stm import barriers        # (barriers imports this module)
+    from tornado_stm.stm.txn import current
+
+    def key_viewed(item: Any) -> Any:
+        return barriers.deep_view(current(), key(item))
+    return {**kwargs, "key": key_viewed}
+
+
 def call_optimistic(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
+    if kwargs and "key" in kwargs:
+        kwargs = _keys_as_the_section_sees_them(f, kwargs)
     rule = policy.lookup(f)
     if rule is policy.IRREVOCABLE and isinstance(f, type):
         rule = class_policy(f)
@@ -674,18 +703,18 @@ def call_direct(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) ->
         shared = [t for t in targets if isinstance(t, CONTAINER_TYPES)
                   and (tx is None or id(t) not in tx.private)]
         if shared:
-            return direct_container_call(shared[0], f, args, kwargs, extra=shared[1:])
+            return direct_container_call(shared, f, args, kwargs)
     elif rule.kind == "irrevocable" and WORLD_LOCK.held_by_current_thread() \
             and not _only_writes_out(f):
-        # Unknown code may change in place the shared containers it is given:
-        # partial(EVENTS.append)("b"), methodcaller("append", x)(L). Without
+        # Unknown code may change in place the shared containers it is given,
+        # and the attributes of the instances (a dataclass's generated
+        # __init__ called again): partial(EVENTS.append)("b"),
+        # methodcaller("append", x)(L), STATS.__init__(). Without
         # new versions, an optimistic section that read them would commit
         # its own copy over the change. (Only under W, as in an inevitable
         # section: plain code outside sections is not wrapped in W, which
         # the callee may wait for.)
-        shared = _reached_containers(tx, f, args, kwargs)
-        if shared:
-            return direct_container_call(shared[0], f, args, kwargs, extra=shared[1:])
+        return direct_call_reaching(tx, f, args, kwargs)
     if _is_logging_call(f):
         kwargs = {**kwargs, "stacklevel": kwargs.get("stacklevel", 1) + _engine_frames_above()}
     return f(*args, **kwargs)
@@ -753,11 +782,14 @@ def _only_writes_out(f: Any) -> bool:
         or getattr(f, "__module__", None) == "logging"
 
 
-def _reached_containers(tx: Optional[Transaction], f: Any, args: tuple,
-                        kwargs: dict) -> list:
-    """The shared containers a call reaches directly: its arguments, the object
-    its callable is bound to, and what a ``functools.partial`` holds."""
-    found: list = []
+def _reached_state(tx: Optional[Transaction], f: Any, args: tuple,
+                   kwargs: dict) -> tuple[list, list]:
+    """The shared containers and instances a call reaches directly: its
+    arguments, the object its callable is bound to, what a
+    ``functools.partial`` holds, and the containers a reached instance
+    holds in its attributes (``UserDict.data``)."""
+    containers: list = []
+    instances: list = []
     seen: set[int] = set()
     pending = [f, *args, *kwargs.values()]
     while pending:
@@ -765,33 +797,58 @@ def _reached_containers(tx: Optional[Transaction], f: Any, args: tuple,
         if id(value) in seen or type(value) in IMMUTABLE_TYPES:
             continue
         seen.add(id(value))
+        if tx is not None and id(value) in tx.private:
+            continue
         if is_a(value, CONTAINER_TYPES):
-            if tx is None or id(value) not in tx.private:
-                found.append(value)
+            containers.append(value)
         elif is_a(value, functools.partial):
             pending += [value.func, *value.args, *value.keywords.values()]
+        elif _has_instance_dict(value):
+            # Library Python (a dataclass's generated __init__) writes its
+            # attributes in place: their versions must move.
+            instances.append(value)
+            pending += [item for item in vars(value).values() if is_a(item, CONTAINER_TYPES)]
         else:
             owner = _bound_self(value)
             if owner is not None:
                 pending.append(owner)
-    return found
+    return containers, instances
 
 
-def direct_container_call(target: Any, f: Any, args: tuple, kwargs: dict,
-                           extra: list = ()) -> Any:
-    """``f(*args)`` that mutates ``target`` (and ``extra``) in place, with all
-    affected stripes bumped."""
-    targets = (target, *extra)
+def direct_call_reaching(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
+    """``f(*args, **kwargs)`` in place, out of optimistic mode, with the stripes of
+    the shared state it reaches directly (``_reached_state``) held: what
+    unknown code changes there gets new versions, so an optimistic section
+    that read it before does not commit."""
+    shared, instances = _reached_state(tx, f, args, kwargs)
+    if shared or instances:
+        return direct_container_call(shared, f, args, kwargs, instances)
+    return f(*args, **kwargs)
+
+
+def _has_instance_dict(value: Any) -> bool:
+    """An instance of a class statement's class with attributes in its dict."""
+    kind = type(value)
+    return bool(kind.__flags__ & _HEAP_TYPE) and not isinstance(value, type) \
+        and kind.__dictoffset__ != 0 and not isinstance(value, FRAME_TYPES)
+
+
+def direct_container_call(targets: Any, f: Any, args: tuple, kwargs: dict,
+                          instances: Any = ()) -> Any:
+    """``f(*args)`` that may change ``targets`` (containers) and the attributes
+    of ``instances`` in place, with all affected stripes bumped."""
     stripes = {stripe_of_object(id(t)) for t in targets}
-    keys_before = [(d, set(d)) for d in targets if isinstance(d, dict)]
-    for d, before in keys_before:
-        stripes.update(stripe_of_key(id(d), key) for key in before)
-    if keys_before:
+    # (whose stripes, the keys or attribute names, those there before the call)
+    keyed = [(d, d, set(d)) for d in targets if isinstance(d, dict)]
+    keyed += [(obj, vars(obj), set(vars(obj))) for obj in instances]
+    for owner, _, before in keyed:
+        stripes.update(stripe_of_key(id(owner), key) for key in before)
+    if keyed:
         def mutate() -> Any:
             result = f(*args, **kwargs)
-            # Keys the call added are held (and later versioned) too.
-            hold({stripe_of_key(id(d), key) for d, before in keys_before
-                  for key in d if key not in before})
+            # Keys (attributes) the call added are held (and later versioned) too.
+            hold({stripe_of_key(id(owner), key) for owner, now, before in keyed
+                  for key in now if key not in before})
             return result
         return direct_write(stripes, mutate)
     return direct_write(stripes, f, *args, **kwargs) if not kwargs else direct_write(

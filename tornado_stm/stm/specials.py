@@ -11,15 +11,18 @@ unusual arguments, for the builtin's own error.
 
 from __future__ import annotations
 
+import _string
 import abc
+import functools
+import string
 import threading
 import weakref
-from types import MethodType, MethodWrapperType, ModuleType
+from types import BuiltinMethodType, MethodType, MethodWrapperType, ModuleType
 from typing import Any, Optional
 
 from tornado_stm.stm import policy
 from tornado_stm.stm.attrkinds import W_PLAIN, refuses_attribute, reshapes_class, write_kind
-from tornado_stm.stm.barriers import (contains, del_attr, del_item, get_attr, get_item,
+from tornado_stm.stm.barriers import (contains, deep_view, del_attr, del_item, get_attr, get_item,
                                       instance_dict, reshape_class, set_attr, set_item)
 from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, call_reading,
                                    direct_container_call, handed_out_iterator,
@@ -202,7 +205,7 @@ def _per_key(writes: bool) -> Any:
             if tx is not None and id(d) in tx.private:
                 return f(*args, **kwargs)
             if tx is None or tx.inevitable:
-                return direct_container_call(d, f, args, kwargs) if writes else f(*args, **kwargs)
+                return direct_container_call((d,), f, args, kwargs) if writes else f(*args, **kwargs)
             if kwargs or not 1 <= len(args) <= 2:
                 return f(*args, **kwargs)
             return per_key(tx, d, *args)
@@ -254,6 +257,60 @@ def _special_thread_start(tx: Optional[Transaction], f: Any, args: tuple, kwargs
     start_thread(thread)
 
 
+class _FieldsThroughTheBarriers(string.Formatter):
+    """``str.format`` whose fields (``{0.rate}``, ``{row[2]}``) are reached through
+    the barriers, and whose values are read as an f-string reads them."""
+
+    def __init__(self, tx: Transaction) -> None:
+        self.tx = tx
+
+    def get_value(self, key: Any, args: Any, kwargs: Any) -> Any:
+        return args[key] if isinstance(key, int) else get_item(self.tx, kwargs, key)
+
+    def get_field(self, field_name: str, args: Any, kwargs: Any) -> tuple[Any, Any]:
+        first, rest = _string.formatter_field_name_split(field_name)
+        value = self.get_value(first, args, kwargs)
+        for is_attribute, name in rest:
+            value = (get_attr(self.tx, value, name) if is_attribute
+                     else get_item(self.tx, value, name))
+        return value, first
+
+    def convert_field(self, value: Any, conversion: Any) -> Any:
+        return super().convert_field(deep_view(self.tx, value), conversion)
+
+    def format_field(self, value: Any, format_spec: str) -> Any:
+        return format(deep_view(self.tx, value), format_spec)
+
+
+@functools.lru_cache(maxsize=512)
+def _reaches_into_fields(template: str) -> bool:
+    """Whether a format string names attributes or items of its arguments."""
+    try:
+        return any(field is not None and ("." in field or "[" in field)
+                   for _, field, _, _ in string.Formatter().parse(template))
+    except ValueError:
+        return False                            # str.format raises it, as it would
+
+
+def _special_str_format(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
+    """``template.format(...)`` and ``format_map``: the values are read as the
+    section sees them (call_reading); fields that reach into them
+    (``"{0.rate}".format(plan)``, a class attribute found from C past the
+    barriers) are looked up through the barriers."""
+    bound = isinstance(f, BuiltinMethodType)
+    template = f.__self__ if bound else (args[0] if args else None)
+    values = args if bound else args[1:]
+    if tx is None or tx.inevitable or type(template) is not str:
+        return f(*args, **kwargs)
+    if not _reaches_into_fields(template):
+        return call_reading(tx, f, args, kwargs)
+    if f.__name__ == "format_map":
+        if kwargs or len(values) != 1:
+            return f(*args, **kwargs)           # the usual TypeError
+        return _FieldsThroughTheBarriers(tx).vformat(template, (), values[0])
+    return _FieldsThroughTheBarriers(tx).vformat(template, values, kwargs)
+
+
 #: The callables with a handler here, and their handlers.
 SPECIALS = ((getattr, _special_getattr), (hasattr, _special_hasattr),
             (setattr, _special_setattr), (delattr, _special_delattr),
@@ -265,7 +322,8 @@ SPECIALS = ((getattr, _special_getattr), (hasattr, _special_hasattr),
             (dict.get, _special_dict_get), (dict.setdefault, _special_dict_setdefault),
             (dict.pop, _special_dict_pop), (weakref.ref, _special_weakref),
             (isinstance, _special_isinstance), (issubclass, _special_isinstance),
-            (threading.Thread.start, _special_thread_start))
+            (threading.Thread.start, _special_thread_start),
+            (str.format, _special_str_format), (str.format_map, _special_str_format))
 
 
 def register() -> None:

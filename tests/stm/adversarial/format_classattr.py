@@ -3,6 +3,12 @@
 Serial invariant: a call sets ``Plan.rate = i`` and ``Plan.label = "r%d" % i``
 together, then formats ``"{0.rate}/{0.label}".format(p)``: it sees its
 own values; readers format the same and always see a matching pair.
+
+Attacks: ``"{0.rate}".format(p)`` looked ``rate`` up from C, past the
+barriers: the class value live, without the call's own write or a version.
+Now a format string whose fields reach into their values (``.name``,
+``[key]``) is formatted by a ``string.Formatter`` that looks each field up
+through the barriers (``specials._special_str_format``).
 """
 import transaction
 

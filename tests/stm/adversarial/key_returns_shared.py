@@ -5,6 +5,11 @@ call runs, so after ``OWN["a"][0] = 1`` (a was [5], b is [3]),
 ``sorted(["a", "b"], key=lambda n: OWN[n])`` is ["a", "b"] and
 ``max(..., key=...)`` is "b". One thread suffices; concurrently, bumpers
 change the lists while sorters check their result against the lists.
+
+Attacks: ``sorted``/``max`` compared the shared lists the key function
+returned in C, live: not the call's own write to one, and no version. Now an
+application key function's results go through ``deep_view``, as the operands
+of ``<`` do (``calls._keys_as_the_section_sees_them``).
 """
 import transaction
 

@@ -3,6 +3,13 @@
 Serial invariant: counters move ``hits`` and ``misses`` up together; a
 reset calls ``STATS.__init__()``, which sets both to 0; readers always see
 ``hits == misses``, and at the end they are equal.
+
+Attacks: the dataclass's generated ``__init__`` (library Python, run
+inevitably) wrote ``hits`` and ``misses`` in place without locking their
+stripes or moving their versions, so a reader that read one before and one
+after committed. Now an unknown call under W holds the stripes of the
+attributes of the instances it reaches (and of the containers they hold), as
+it did for containers (``calls.direct_call_reaching``).
 """
 import dataclasses
 import transaction

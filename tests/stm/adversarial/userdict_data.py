@@ -4,6 +4,11 @@ Serial invariant: transfers move 1 between two accounts with
 ``BANK[a] -= 1; BANK[b] += 1`` (UserDict's own methods), so the balances
 always total TOTAL; audits sum ``BANK.data.values()`` (the real dict
 UserDict documents) and always see TOTAL.
+
+Attacks: ``BANK[a] -= 1`` ran ``UserDict.__setitem__`` in place, which
+changed ``BANK.data`` without versions; audits of ``BANK.data.values()``
+committed torn totals. Now an item write through unknown code holds the
+stripes of what it reaches (``.data`` and its keys).
 """
 import collections
 import transaction

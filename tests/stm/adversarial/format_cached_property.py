@@ -4,6 +4,9 @@ Serial invariant: a writer changes ``a`` and ``b`` and drops the cache
 with ``del s.total`` in the same call, so every report formats a total
 equal to ``a + b`` as the same call reads them, and at the end
 ``s.total == s.a + s.b``.
+
+Attacks: as ``format_classattr``, with a ``cached_property``: ``str.format``
+ran it from C, storing its value in place.
 """
 import functools
 import transaction
