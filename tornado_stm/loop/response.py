@@ -37,6 +37,7 @@ loops call it.
 from __future__ import annotations
 
 import copy
+import sys
 import threading
 from typing import Any, Callable, Optional
 
@@ -216,11 +217,19 @@ class _Recording:
         actions, self.actions = self.actions, []
         for function, args, future in actions:
             sent = function(*args)
-            if future is not None:
+            # The future the handler was given only needs the outcome if
+            # something still holds it (it was awaited, kept, given a
+            # callback): a synchronous handler drops finish()'s. Then the
+            # references are the action's, this loop's and getrefcount's.
+            if future is not None and sys.getrefcount(future) > _DROPPED_FUTURE_REFERENCES:
                 chain_future(sent, future)
                 # Tornado marks a failed write's future as seen (a closed
                 # stream); the copy a synchronous handler dropped is marked too.
                 future.add_done_callback(_mark_seen)
+
+
+#: sys.getrefcount of a held write's future no one else holds, in release().
+_DROPPED_FUTURE_REFERENCES = 3
 
 
 def _mark_seen(future: Future) -> None:
