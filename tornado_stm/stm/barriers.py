@@ -73,7 +73,8 @@ from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, DICT_VIEW_TYPES,
 from tornado_stm.stm.registry import INSTRUMENTED_CODES, VERSIONED_MODULES, is_instrumented
 from tornado_stm.stm.section import ENTRY_CODE, entry_target, of_another_loop, on_this_loop
 from tornado_stm.stm.txn import (CONTAINER_TYPES, DELETED, Transaction, CURRENT,
-                                 direct_dict_write, direct_write, hold, take_w_for_step)
+                                 class_attribute_bound, direct_dict_write, direct_write, hold,
+                                 take_w_for_step)
 from tornado_stm.stm.versions import RESHAPE_STRIPE, stripe_of_key, stripe_of_object
 from tornado_stm.stm.worldlock import WORLD_LOCK
 
@@ -119,8 +120,7 @@ def get_attr(tx: Optional[Transaction], obj: Any, name: str, *default: Any) -> A
         if kind == NONDATA_CODE:
             # Its __get__ is instrumented or known safe: it runs on the
             # class's descriptor (classes keep theirs: see reshapes_class).
-            descriptor = owner.__dict__[name]
-            return type(descriptor).__get__(descriptor, obj, type(obj))
+            return class_attribute_bound(owner.__dict__[name], obj, type(obj))
     except AttributeError:
         if default:
             return default[0]
@@ -238,8 +238,7 @@ def versioning_module(tx: Optional[Transaction], module: ModuleType) -> None:
 def set_attr(tx: Optional[Transaction], obj: Any, name: str, value: Any) -> None:
     if isinstance(obj, ModuleType):
         versioning_module(tx, obj)
-    elif isinstance(obj, type) and attrkinds.reshapes_class(obj, name, value):
-        reshape_class(tx, obj, name, setattr, value)
+    elif reshaped_class(tx, obj, name, setattr, value):
         return
     if tx is not None and not tx.inevitable:
         if id(obj) in tx.private:
@@ -264,29 +263,33 @@ def set_attr(tx: Optional[Transaction], obj: Any, name: str, value: Any) -> None
         direct_write(_attr_stripes(obj, name), setattr, obj, name, value)
 
 
-def reshape_class(tx: Optional[Transaction], klass: type, name: str, op: Any, *value: Any
-                   ) -> None:
-    """``op(klass, name, *value)`` where it changes what kind of thing ``name``
-    holds for the class's instances and subclasses (a method replaced, a
-    special method set, a new name): the cached attribute kinds are dropped.
+def reshaped_class(tx: Optional[Transaction], obj: Any, name: str, op: Any, *value: Any
+                   ) -> bool:
+    """If ``op(obj, name, *value)`` (a set, or with no value a delete) changes what
+    kind of thing a class holds under ``name`` (a method replaced, a special
+    method set, a new name: ``attrkinds.reshapes_class``), make it, dropping
+    the cached attribute kinds, and return True; otherwise False.
 
     In place, by an inevitable section holding RESHAPE_STRIPE, which every
     section reads at its start: each overlapping section, which may have
     read ``name`` under the old kinds, aborts (as for a ``__class__``
     switch). A class the section created is still its own: in place, plainly.
     """
-    if tx is not None and id(klass) in tx.private:
-        attrkinds.forget(klass)
-        op(klass, name, *value)
-        return
-    if tx is not None:
-        tx.become_inevitable(f"changing the kind of {policy.qualified_name(klass)}.{name}")
+    if not isinstance(obj, type) or not attrkinds.reshapes_class(
+            obj, name, value[0] if value else DELETED):
+        return False
 
     def reshape() -> None:
-        attrkinds.forget(klass)
-        op(klass, name, *value)
+        attrkinds.forget(obj)
+        op(obj, name, *value)
 
-    direct_write((stripe_of_key(id(klass), name), RESHAPE_STRIPE), reshape)
+    if tx is not None and id(obj) in tx.private:
+        reshape()
+        return True
+    if tx is not None:
+        tx.become_inevitable(f"changing the kind of {policy.qualified_name(obj)}.{name}")
+    direct_write((stripe_of_key(id(obj), name), RESHAPE_STRIPE), reshape)
+    return True
 
 
 def _attr_stripes(obj: Any, name: str) -> tuple[int, ...]:
@@ -299,8 +302,7 @@ def _attr_stripes(obj: Any, name: str) -> tuple[int, ...]:
 def del_attr(tx: Optional[Transaction], obj: Any, name: str) -> None:
     if isinstance(obj, ModuleType):
         versioning_module(tx, obj)
-    elif isinstance(obj, type) and attrkinds.reshapes_class(obj, name, DELETED):
-        reshape_class(tx, obj, name, delattr)
+    elif reshaped_class(tx, obj, name, delattr):
         return
     if tx is not None and not tx.inevitable:
         if id(obj) in tx.private:

@@ -21,14 +21,14 @@ from types import BuiltinMethodType, MethodType, MethodWrapperType, ModuleType
 from typing import Any, Optional
 
 from tornado_stm.stm import policy
-from tornado_stm.stm.attrkinds import W_PLAIN, refuses_attribute, reshapes_class, write_kind
+from tornado_stm.stm.attrkinds import W_PLAIN, refuses_attribute, write_kind
 from tornado_stm.stm.barriers import (contains, deep_view, del_attr, del_item, get_attr, get_item,
-                                      instance_dict, reshape_class, set_attr, set_item)
+                                      instance_dict, reshaped_class, set_attr, set_item)
 from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, call_reading,
                                    direct_container_call, handed_out_iterator,
                                    is_shared_iterator, through_the_barrier)
 from tornado_stm.stm.section import after_the_section, start_thread
-from tornado_stm.stm.txn import DELETED, Transaction, direct_write
+from tornado_stm.stm.txn import Transaction, direct_write
 from tornado_stm.stm.versions import stripe_of_key
 
 
@@ -103,9 +103,8 @@ def _special_object_setattr(tx: Optional[Transaction], f: Any, args: tuple, kwar
     if len(args) == 3 and isinstance(args[0], ModuleType) and not kwargs:
         return set_attr(tx, *args)          # a module's attributes live in its dict
     name = _attribute_name(args[1]) if len(args) == 3 else None
-    if not kwargs and name is not None and isinstance(args[0], type) \
-            and reshapes_class(args[0], name, args[2]):
-        return reshape_class(tx, args[0], name, f, args[2])
+    if not kwargs and name is not None and reshaped_class(tx, args[0], name, f, args[2]):
+        return None
     if kwargs or name is None or (tx is not None and id(args[0]) in tx.private) \
             or _refused_by_the_slot(f, args[0]):
         return f(*args, **kwargs)
@@ -124,9 +123,8 @@ def _special_object_delattr(tx: Optional[Transaction], f: Any, args: tuple, kwar
     without running the custom ``__delattr__`` again."""
     f, args = _object_slot_call(f, args, deleting=True)
     name = _attribute_name(args[1]) if len(args) == 2 else None
-    if not kwargs and name is not None and isinstance(args[0], type) \
-            and reshapes_class(args[0], name, DELETED):
-        return reshape_class(tx, args[0], name, f)
+    if not kwargs and name is not None and reshaped_class(tx, args[0], name, f):
+        return None
     if kwargs or name is None or (tx is not None and id(args[0]) in tx.private) \
             or _refused_by_the_slot(f, args[0]) or isinstance(args[0], ModuleType):
         return f(*args, **kwargs)

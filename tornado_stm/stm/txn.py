@@ -440,7 +440,7 @@ class Transaction:
         bound as Python binds it, or its ``__getattr__``'s answer."""
         found, value = self.class_lookup(type(obj).__mro__, name)
         if found:
-            return _bound(value, obj, type(obj))
+            return class_attribute_bound(value, obj, type(obj))
         fallback = getattr(type(obj), "__getattr__", None)
         if fallback is not None:
             return fallback(obj, name)
@@ -472,10 +472,10 @@ class Transaction:
         metaclass's (and this section's writes)."""
         found, value = self.class_lookup(klass.__mro__, name)
         if found:
-            return _bound(value, None, klass)
+            return class_attribute_bound(value, None, klass)
         found, value = self.class_lookup(type(klass).__mro__, name)
         if found:
-            return _bound(value, klass, type(klass))
+            return class_attribute_bound(value, klass, type(klass))
         return getattr(klass, name)             # the metaclass's __getattr__, or the AttributeError
 
     def read_super_attr(self, proxy: super, name: str) -> Any:
@@ -488,7 +488,7 @@ class Transaction:
         found, value = self.class_lookup(mro[mro.index(proxy.__thisclass__) + 1:], name)
         if not found:
             return getattr(proxy, name)
-        return _bound(value, None if instance is start else instance, start)
+        return class_attribute_bound(value, None if instance is start else instance, start)
 
     def has_attr_logged(self, obj: Any, name: str) -> bool:
         record = self.attrs.get(id(obj))
@@ -953,7 +953,7 @@ def _instance_value(obj: Any, name: str) -> Any:
     return DELETED
 
 
-def _bound(value: Any, instance: Any, owner: type) -> Any:
+def class_attribute_bound(value: Any, instance: Any, owner: type) -> Any:
     """A class attribute as Python hands it out: through its ``__get__``, if any."""
     getter = getattr(type(value), "__get__", None)
     return value if getter is None else getter(value, instance, owner)
