@@ -169,9 +169,8 @@ SHIPPED: dict[str, str] = {
              "hashlib.sha384 hashlib.sha512 hashlib.blake2b hashlib.blake2s _hashlib.HASH.copy"),
     **_words("pure", "_hashlib.HASH.hexdigest _hashlib.HASH.digest"),
     "_hashlib.HASH.update": "mutates 0",
-    # time: reading clocks is re-executable and conflict-free.
-    **_words("pure", "time.time time.monotonic time.perf_counter time.time_ns "
-             "time.monotonic_ns time.perf_counter_ns time.process_time"),
+    # time: the clocks are specials (tornado_stm.stm.specials), read in
+    # place and ordered as the sections commit.
     # random: every draw advances the generator's state, which an aborted
     # attempt must not have consumed (a seeded stream would differ from any
     # serial run's): in place on a generator the section made, inevitable

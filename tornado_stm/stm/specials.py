@@ -16,6 +16,7 @@ import abc
 import functools
 import string
 import threading
+import time
 import weakref
 from types import BuiltinMethodType, MethodType, MethodWrapperType, ModuleType
 from typing import Any, Optional
@@ -255,6 +256,21 @@ def _special_thread_start(tx: Optional[Transaction], f: Any, args: tuple, kwargs
     start_thread(thread)
 
 
+def _special_clock(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
+    """``time.monotonic()`` and the other clocks: read in place, placed in
+    the serial order at the commit (``Transaction.read_clock``)."""
+    if tx is None or args or kwargs:
+        return f(*args, **kwargs)
+    return tx.read_clock(f)
+
+
+#: The clocks whose readings follow the serial order (process_time too: the
+#: process's CPU time only grows). ``transaction.time()`` and ``clock()``
+#: are PyPy-STM's readings that never conflict, and stay so.
+_CLOCKS = (time.time, time.time_ns, time.monotonic, time.monotonic_ns, time.perf_counter,
+           time.perf_counter_ns, time.process_time, time.process_time_ns)
+
+
 class _FieldsThroughTheBarriers(string.Formatter):
     """``str.format`` whose fields (``{0.rate}``, ``{row[2]}``) are reached through
     the barriers, and whose values are read as an f-string reads them."""
@@ -321,7 +337,8 @@ SPECIALS = ((getattr, _special_getattr), (hasattr, _special_hasattr),
             (dict.pop, _special_dict_pop), (weakref.ref, _special_weakref),
             (isinstance, _special_isinstance), (issubclass, _special_isinstance),
             (threading.Thread.start, _special_thread_start),
-            (str.format, _special_str_format), (str.format_map, _special_str_format))
+            (str.format, _special_str_format), (str.format_map, _special_str_format),
+            *((clock, _special_clock) for clock in _CLOCKS))
 
 
 def register() -> None:

@@ -68,6 +68,11 @@ inside it, then takes W again only after leaving it), the log's and the
 policy table's locks, the per-thread loops' balancer lock. A thread
 waiting for W holds none of them.
 
+*Clock readings.* The clocks of the ``time`` module are read in place,
+never a conflict, but a serial run reads each clock in the order its
+sections run: a section whose reading is below one a section committed
+before it made aborts at its commit (:meth:`Transaction.read_clock`).
+
 *Read shadows.* A shared container handed to code that reads it later
 (a lazy iterator, a ``for`` loop, a dict view) is given a private copy,
 read consistently once: the *read shadow*. The section's later writes go
@@ -280,7 +285,7 @@ class Transaction:
     __slots__ = ("rv", "reads", "private", "attrs", "containers", "inevitable", "doomed",
                  "stats", "entered_with_w", "token", "has_w", "read_count", "write_markers",
                  "after_commit", "on_abort", "made", "releasing_own", "publishing",
-                 "held_response", "subject")
+                 "held_response", "subject", "clock_readings")
 
     def __init__(self, stats: ThreadStats, entered_with_w: bool, token: Optional[list]) -> None:
         self.rv = CLOCK[0]
@@ -322,6 +327,9 @@ class Transaction:
         #: handler, for a section framework code started on a handler's
         #: method), or None: whose response the attempt may hold back.
         self.subject: Any = None
+        #: clock function -> [lowest, highest] reading this attempt made
+        #: before it held W (read_clock), or None: most sections read no clock.
+        self.clock_readings: Optional[dict[Any, list]] = None
 
     # -- consistency ------------------------------------------------------
 
@@ -796,12 +804,13 @@ class Transaction:
         if faults.ENABLED:
             faults.strike(self, "commit")
         self.check_copies_kept()
-        if not self.has_writes():
+        if not self.has_writes() and self.clock_readings is None:
             self.check()                # read-only: still one consistent state
             return
         self.take_w()
         try:
             self.check()
+            self.check_clock_order()
             self.publish()
         except AbortSection:
             raise
@@ -832,6 +841,7 @@ class Transaction:
         if at_start:
             self.rv = CLOCK[0]
         self.check()
+        self.check_clock_order()
         self.publish(hold_stripes=True)
         self.inevitable = True
         # Nothing can undo this attempt now: what waited for its commit runs.
@@ -844,6 +854,43 @@ class Transaction:
         # their in-place writes must be versioned like any shared object's.
         self.release_private()
         self.stats.inevitable[cause] += 1
+
+    def read_clock(self, clock: Callable[[], Any]) -> Any:
+        """``clock()`` (``time.monotonic``...), to be placed in the serial order at the commit.
+
+        In a serial run the readings of one clock never go back from one
+        section to the next. Two sections running side by side may read it
+        in one order and commit in the other: the readings are kept, and
+        :meth:`check_clock_order` aborts the section that would go back. A
+        section holding W (inevitable) reads after every commit so far; its
+        reading is entered at once.
+        """
+        value = clock()
+        if self.inevitable:
+            _raise_committed_clock(clock, value)
+            return value
+        if self.clock_readings is None:
+            self.clock_readings = {}
+        span = self.clock_readings.get(clock)
+        if span is None:
+            self.clock_readings[clock] = [value, value]
+        else:
+            span[0] = min(span[0], value)
+            span[1] = max(span[1], value)
+        return value
+
+    def check_clock_order(self) -> None:
+        """Under W, before publishing: abort if a clock reading would go back
+        in the serial order; else enter the readings as committed."""
+        readings, self.clock_readings = self.clock_readings, None
+        if readings is None:
+            return
+        for clock, (lowest, _) in readings.items():
+            committed = COMMITTED_CLOCK_READINGS.get(clock)
+            if committed is not None and committed > lowest:
+                self.abort(CLOCK_READ_OUT_OF_ORDER)
+        for clock, (_, highest) in readings.items():
+            _raise_committed_clock(clock, highest)
 
     def check_copies_kept(self) -> None:
         """Abort, to run again inevitably, if something still holds one of the
@@ -939,6 +986,20 @@ class Transaction:
         self.attrs = {}
         self.containers = {}
         self.private = {}
+
+
+#: The abort cause of a section whose clock reading a later-read one committed first.
+CLOCK_READ_OUT_OF_ORDER = "clock read out of serial order"
+
+#: clock function -> the highest reading of it a committed section made
+#: (written under W; see Transaction.read_clock).
+COMMITTED_CLOCK_READINGS: dict[Any, Any] = {}
+
+
+def _raise_committed_clock(clock: Any, highest: Any) -> None:
+    committed = COMMITTED_CLOCK_READINGS.get(clock)
+    if committed is None or highest > committed:
+        COMMITTED_CLOCK_READINGS[clock] = highest
 
 
 def _noop() -> None:

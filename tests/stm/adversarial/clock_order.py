@@ -3,6 +3,11 @@
 Serial invariant: calls run one after another and the clock never goes
 back, so the journal's timestamps are in non-decreasing order (each call
 reads the clock, does some work, then appends its stamp).
+
+Attacks: clock reads were re-executable and conflict-free, so two calls
+running side by side could read the clock in one order and commit in the
+other. Now the readings of each clock are kept to the commit, and a
+section whose reading is below one already committed aborts.
 """
 import time
 import transaction
