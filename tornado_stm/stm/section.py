@@ -174,6 +174,11 @@ def _end(tx: Transaction) -> None:
         release_held()
     tx.leave_w()
     actions, tx.after_commit = tx.after_commit, []
+    # What undoes the attempt and the response it held refer back to the
+    # transaction: dropped here, the request's objects are freed by their
+    # reference counts instead of waiting for a (stop-the-world) collection.
+    tx.on_abort = []
+    tx.held_response = tx.subject = None
     for action in actions:
         action()
 
