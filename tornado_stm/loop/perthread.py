@@ -32,6 +32,7 @@ coroutine on each.
 from __future__ import annotations
 
 import asyncio
+import functools
 import heapq
 import logging
 import threading
@@ -39,6 +40,7 @@ from typing import Any, Callable, Coroutine
 
 from tornado_stm.loop import request
 from tornado_stm.loop.resting import RestingFds
+from tornado_stm.stm.worldlock import WORLD_LOCK
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +66,12 @@ class ThreadLoop(RestingFds, asyncio.SelectorEventLoop):
         """
         if self._on_another_thread():
             return self.call_soon_threadsafe(callback, *args, context=context)
-        return super().call_soon(callback, *args, context=context)
+        return super().call_soon(_holding_w_if_shared(callback), *args, context=context)
+
+    def call_soon_threadsafe(self, callback: Callable[..., Any], *args: Any,
+                             context: Any = None) -> asyncio.Handle:
+        return super().call_soon_threadsafe(_holding_w_if_shared(callback), *args,
+                                            context=context)
 
     def call_at(self, when: float, callback: Callable[..., Any], *args: Any,
                 context: Any = None) -> asyncio.TimerHandle:
@@ -76,6 +83,7 @@ class ThreadLoop(RestingFds, asyncio.SelectorEventLoop):
         pushed onto it by the owner's thread, which the call also wakes (a
         push from elsewhere raced the owner and waited for its next event).
         """
+        callback = _holding_w_if_shared(callback)
         if not self._on_another_thread():
             return super().call_at(when, callback, *args, context=context)
         timer = asyncio.TimerHandle(when, callback, args, self, context)
@@ -92,6 +100,43 @@ class ThreadLoop(RestingFds, asyncio.SelectorEventLoop):
         if not timer.cancelled():
             heapq.heappush(self._scheduled, timer)
             timer._scheduled = True
+
+
+#: The modules of the synchronization primitives an application may share
+#: between loops (a module-level ``tornado.locks.Event``): the callbacks
+#: they schedule change the primitive's state.
+_SHARED_PRIMITIVE_MODULES = frozenset({"tornado.locks", "tornado.queues", "asyncio.locks",
+                                       "asyncio.queues"})
+
+
+def _holding_w_if_shared(callback: Callable[..., Any]) -> Callable[..., Any]:
+    """``callback``, made to run holding W if a shared primitive scheduled it.
+
+    ``tornado.locks.Event.wait`` removes its waiter's future from the
+    event's set in a done-callback, which runs on the waiter's loop; a
+    handler on another loop may be iterating that set in ``set()`` (under
+    W, its section inevitable) at the same time ("Set changed size during
+    iteration"). Queues and conditions drop expired waiters the same way.
+    Such callbacks change state shared between loops, so they take W as a
+    coroutine step does.
+    """
+    target = callback
+    while isinstance(target, functools.partial):
+        target = target.func
+    target = getattr(target, "__func__", target)
+    if getattr(target, "__module__", None) not in _SHARED_PRIMITIVE_MODULES:
+        return callback
+    return functools.partial(_run_holding_w, callback)
+
+
+def _run_holding_w(callback: Callable[..., Any], *args: Any) -> Any:
+    if WORLD_LOCK.held_by_current_thread():
+        return callback(*args)
+    WORLD_LOCK.acquire()
+    try:
+        return callback(*args)
+    finally:
+        WORLD_LOCK.release()
 
 
 def _running_loop(primitive: Any) -> asyncio.AbstractEventLoop:

@@ -80,9 +80,11 @@ def install() -> None:
 
 def _respond(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
     """The call policy of a response method (also asked outside optimistic mode)."""
-    if tx is None or tx.inevitable:
-        return f(*args, **kwargs)
     handler = handler_of(f, args)
+    if tx is None or tx.inevitable:
+        if tx is None or handler is not tx.subject:
+            _Marshalled.put_before(handler)
+        return f(*args, **kwargs)
     if _Recording.of(tx, handler) is None:
         # Another request's handler (a long poll answered by a post, an
         # event stream's subscribers) is reachable from shared state, and
@@ -90,6 +92,7 @@ def _respond(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
         # show what this attempt has not committed.
         if handler is not tx.subject or not can_hold(handler):
             tx.become_inevitable(f"call to {policy.qualified_name(f)}")
+            _Marshalled.put_before(handler)
             return f(*args, **kwargs)
         _Recording(tx, handler)
     args = tuple([barriers.deep_view(tx, arg) for arg in args])
@@ -253,6 +256,78 @@ def _copy_headers(headers: tornado.httputil.HTTPHeaders) -> tornado.httputil.HTT
                      for key, item in value.items()}
         fields[name] = value
     return copy
+
+
+class _Marshalled:
+    """Stands in for the connection of a request another loop serves, once
+    a handler on this thread answers it (a long poll answered by a post).
+
+    A connection's stream belongs to the thread of its loop: written from
+    another thread, it races its owner's own writes and event handling. The
+    calls go to the owner loop instead, in the order they were made; while
+    some wait there, the owner's own calls queue behind them.
+    """
+
+    def __init__(self, real: Any, loop: Any) -> None:
+        self._real = real
+        self._loop = loop
+        self._waiting = 0
+        self._lock = threading.Lock()
+
+    @classmethod
+    def put_before(cls, handler: Any) -> None:
+        """Put one in front of ``handler``'s connection if another loop's thread owns it."""
+        request = getattr(handler, "request", None)
+        connection = getattr(request, "connection", None)
+        if connection is None or isinstance(connection, (cls, _HeldConnection)):
+            return
+        io_loop = getattr(getattr(connection, "stream", None), "io_loop", None)
+        loop = getattr(io_loop, "asyncio_loop", None)
+        on_another_thread = getattr(loop, "_on_another_thread", None)
+        if on_another_thread is not None and on_another_thread():
+            request.connection = cls(connection, loop)
+
+    def write_headers(self, *args: Any) -> Any:
+        return self._call("write_headers", args, returns_future=True)
+
+    def write(self, *args: Any) -> Any:
+        return self._call("write", args, returns_future=True)
+
+    def finish(self, *args: Any) -> None:
+        self._call("finish", args, returns_future=False)
+
+    def set_close_callback(self, *args: Any) -> None:
+        self._call("set_close_callback", args, returns_future=False)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+    def _call(self, name: str, args: tuple, returns_future: bool) -> Any:
+        method = getattr(self._real, name)
+        with self._lock:
+            direct = self._waiting == 0 and not self._loop._on_another_thread()
+            if not direct:
+                self._waiting += 1
+        if direct:
+            return method(*args)
+        future: Optional[Future] = Future(loop=self._loop) if returns_future else None
+
+        def run_on_the_owner() -> None:
+            try:
+                result = method(*args)
+            except Exception as exc:
+                if future is None:
+                    raise
+                future.set_exception(exc)
+                return
+            finally:
+                with self._lock:
+                    self._waiting -= 1
+            if future is not None:
+                chain_future(result, future)
+
+        self._loop.call_soon_threadsafe(run_on_the_owner)
+        return future
 
 
 class _HeldConnection:

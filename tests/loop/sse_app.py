@@ -1,4 +1,8 @@
-"""Server-sent events: /post writes each message to every open /events response and flushes it."""
+"""Server-sent events: ``/post`` writes each message to every open ``/events`` response and flushes it.
+
+The subscribers' streams belong to the loops that accepted them; a post
+on any loop writes to all of them. Served by ``tests/loop/test_cross_loop.py``.
+"""
 import tornado.gen
 import tornado.web
 

@@ -1,4 +1,9 @@
-"""A tornado.locks.Event shared by every loop: waiters everywhere, set()/clear() by another request."""
+"""A ``tornado.locks.Event`` shared by every loop: waiters everywhere, ``set()``/``clear()`` by another request.
+
+Each waiter's future leaves the event's set in a done-callback that runs
+on the waiter's own loop, while a pulse on another loop may be iterating
+that set. Served by ``tests/loop/test_cross_loop.py``.
+"""
 import tornado.locks
 import tornado.web
 

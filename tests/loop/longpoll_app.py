@@ -1,4 +1,8 @@
-"""Long polling: a request waits; another request (maybe on another loop) finishes it for it."""
+"""Long polling: a request waits; another request (maybe on another loop) finishes it for it.
+
+Served by ``tests/loop/test_cross_loop.py``: the post finishes handlers
+whose connections other loops own, and sets their ``tornado.locks.Event``.
+"""
 import tornado.locks
 import tornado.web
 
