@@ -54,6 +54,7 @@ import builtins
 import importlib.util
 import operator
 import sys
+import threading
 from collections import deque
 from types import FunctionType, MethodType, ModuleType
 from typing import Any, Optional
@@ -732,13 +733,65 @@ def augmented(tx: Optional[Transaction], op: Any, target: Any, value: Any) -> An
     return op(target, value)
 
 
+#: Plain mutual-exclusion locks, and every context manager whose
+#: ``__enter__`` blocks until another thread lets go.
+_PLAIN_LOCKS = (type(threading.Lock()), type(threading.RLock()))
+_BLOCKING_LOCKS = (*_PLAIN_LOCKS, threading.Condition, threading.Semaphore)
+
+
 def context_manager(tx: Optional[Transaction], obj: Any) -> Any:
     """The object of a ``with`` or ``async with``: its ``__enter__`` runs without
-    a barrier. A coroutine step not yet under W takes W first, so that a lock
-    entered there is always taken after W, as every section takes them."""
+    a barrier. A lock is always taken after W, so that no thread holds a
+    lock while it waits for W: by a coroutine step, which takes W first if
+    it does not hold it yet; by a section, which becomes inevitable first
+    (one that took a lock optimistically and then had to become inevitable
+    would wait for W holding the lock, while an inevitable section holding
+    W waits for that lock); and by plain code (a thread the application
+    started), which holds W for the block (:class:`_LockAfterW`)."""
     if tx is None:
-        take_w_for_step()
+        if CURRENT.step is not None:
+            take_w_for_step()
+        elif type(obj) in _PLAIN_LOCKS:
+            return _LockAfterW(obj)
+    elif not tx.inevitable and isinstance(obj, _BLOCKING_LOCKS):
+        tx.become_inevitable(f"entering a {type(obj).__name__}")
     return obj
+
+
+class _LockAfterW:
+    """Plain code's ``with lock:``: W, then the lock, both held to the end of the block.
+
+    Plain code writes in place under W, one write at a time; holding the
+    lock between two of them, it would wait for W while an inevitable
+    section holding W waits for the lock.
+    """
+
+    __slots__ = ("lock", "took_w")
+
+    def __init__(self, lock: Any) -> None:
+        self.lock = lock
+        self.took_w = False
+
+    def __enter__(self) -> Any:
+        self.took_w = not WORLD_LOCK.held_by_current_thread()
+        if self.took_w:
+            WORLD_LOCK.acquire()
+        try:
+            return self.lock.__enter__()
+        except BaseException:
+            self._leave_w()
+            raise
+
+    def __exit__(self, *exc_info: Any) -> Any:
+        try:
+            return self.lock.__exit__(*exc_info)
+        finally:
+            self._leave_w()
+
+    def _leave_w(self) -> None:
+        if self.took_w:
+            self.took_w = False
+            WORLD_LOCK.release()
 
 
 def new(tx: Optional[Transaction], obj: Any) -> Any:
