@@ -128,7 +128,9 @@ def _classify_read(klass: type, name: str) -> tuple[int, Optional[type]]:
         return SUPER, None
     getattribute = _find(klass, "__getattribute__")[1]
     if getattribute not in (object.__getattribute__, type.__getattribute__) \
-            and not _code_is_safe(getattribute):
+            and (not _code_is_safe(getattribute) or issubclass(klass, type)):
+        # A metaclass's own __getattribute__ ends in type.__getattribute__,
+        # which reads the class's dict in place, past the section's log.
         return UNSAFE, None
     owner, attr = _find(klass, name)
     if issubclass(klass, type) and not _is_data_descriptor(attr):
