@@ -36,10 +36,16 @@ def _server(app: str, tmp_path, setting: str):
                             env=FAULTS if setting.endswith("faults") else None)
 
 
+def _ask(connection: http.client.HTTPConnection, method: str, path: str) -> tuple[int, bytes]:
+    """One request on a keep-alive connection: (status, body)."""
+    connection.request(method, path, body=b"" if method == "POST" else None)
+    response = connection.getresponse()
+    return response.status, response.read()
+
+
 def _state(port: int) -> dict:
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    connection.request("GET", "/state")
-    state = json.loads(connection.getresponse().read())
+    state = json.loads(_ask(connection, "GET", "/state")[1])
     connection.close()
     return state
 
@@ -55,21 +61,17 @@ def test_a_shared_tornado_event_wakes_every_waiter_and_never_fails(tmp_path, set
     def wait_again_and_again() -> None:
         connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
         while time.monotonic() < end:
-            connection.request("GET", "/wait")
-            response = connection.getresponse()
-            response.read()
+            status, _ = _ask(connection, "GET", "/wait")
             with lock:
-                answers["wait", response.status] += 1
+                answers["wait", status] += 1
 
     def pulse() -> None:
         # Pulses go on a second past the waiters, so that the last waits end.
         connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
         while time.monotonic() < end + 1:
-            connection.request("POST", "/pulse", body=b"")
-            response = connection.getresponse()
-            response.read()
+            status, _ = _ask(connection, "POST", "/pulse")
             with lock:
-                answers["pulse", response.status] += 1
+                answers["pulse", status] += 1
             time.sleep(0.0005)
 
     try:
@@ -118,11 +120,9 @@ def test_every_event_stream_gets_every_post_once_in_one_order(tmp_path, setting)
         connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
         for number in range(posts) if message is None else [None]:
             path = f"/post?m={index}-{number}" if message is None else f"/post?m={message}"
-            connection.request("POST", path, body=b"")
-            response = connection.getresponse()
-            response.read()
-            if response.status != 200:
-                failures.append(f"{path}: {response.status}")
+            status, _ = _ask(connection, "POST", path)
+            if status != 200:
+                failures.append(f"{path}: {status}")
         connection.close()
 
     try:
@@ -164,12 +164,11 @@ def test_long_polls_answered_from_another_loop_each_get_one_whole_answer(tmp_pat
         connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
         last = 0
         while True:
-            connection.request("GET", "/poll")
-            response = connection.getresponse()
+            status, body = _ask(connection, "GET", "/poll")
             try:
-                answer = json.loads(response.read())
+                answer = json.loads(body)
             except ValueError as exc:
-                failures.append(f"poller {index}: {response.status}, not JSON ({exc})")
+                failures.append(f"poller {index}: {status}, not JSON ({exc})")
                 return
             with lock:
                 answers["got"] += 1
@@ -182,11 +181,9 @@ def test_long_polls_answered_from_another_loop_each_get_one_whole_answer(tmp_pat
     def post(index: int) -> None:
         connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
         for number in range(posts):
-            connection.request("POST", f"/post?m={index}-{number}", body=b"")
-            response = connection.getresponse()
-            response.read()
+            status, _ = _ask(connection, "POST", f"/post?m={index}-{number}")
             with lock:
-                answers["post", response.status] += 1
+                answers["post", status] += 1
             time.sleep(0.001)
 
     try:
@@ -201,8 +198,7 @@ def test_long_polls_answered_from_another_loop_each_get_one_whole_answer(tmp_pat
         deadline = time.monotonic() + 20
         while any(p.is_alive() for p in waiting) and time.monotonic() < deadline:
             connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
-            connection.request("POST", "/post?m=END", body=b"")
-            connection.getresponse().read()
+            _ask(connection, "POST", "/post?m=END")
             connection.close()
             time.sleep(0.05)
         hung = sum(p.is_alive() for p in waiting)

@@ -130,13 +130,8 @@ def _holding_w_if_shared(callback: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _run_holding_w(callback: Callable[..., Any], *args: Any) -> Any:
-    if WORLD_LOCK.held_by_current_thread():
+    with WORLD_LOCK.held_for_the_block():
         return callback(*args)
-    WORLD_LOCK.acquire()
-    try:
-        return callback(*args)
-    finally:
-        WORLD_LOCK.release()
 
 
 def _running_loop(primitive: Any) -> asyncio.AbstractEventLoop:

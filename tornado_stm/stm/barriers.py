@@ -51,13 +51,14 @@ mirrors the barriers of this module.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import importlib.util
 import operator
 import sys
 import threading
 from collections import deque
 from types import FunctionType, MethodType, ModuleType
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from tornado_stm.stm import policy
 from tornado_stm.stm import attrkinds
@@ -747,51 +748,27 @@ def context_manager(tx: Optional[Transaction], obj: Any) -> Any:
     (one that took a lock optimistically and then had to become inevitable
     would wait for W holding the lock, while an inevitable section holding
     W waits for that lock); and by plain code (a thread the application
-    started), which holds W for the block (:class:`_LockAfterW`)."""
+    started), which holds W for the block (:func:`_lock_after_w`)."""
     if tx is None:
         if CURRENT.step is not None:
             take_w_for_step()
         elif type(obj) in _PLAIN_LOCKS:
-            return _LockAfterW(obj)
+            return _lock_after_w(obj)
     elif not tx.inevitable and isinstance(obj, _BLOCKING_LOCKS):
         tx.become_inevitable(f"entering a {type(obj).__name__}")
     return obj
 
 
-class _LockAfterW:
+@contextlib.contextmanager
+def _lock_after_w(lock: Any) -> Iterator[Any]:
     """Plain code's ``with lock:``: W, then the lock, both held to the end of the block.
 
     Plain code writes in place under W, one write at a time; holding the
     lock between two of them, it would wait for W while an inevitable
     section holding W waits for the lock.
     """
-
-    __slots__ = ("lock", "took_w")
-
-    def __init__(self, lock: Any) -> None:
-        self.lock = lock
-        self.took_w = False
-
-    def __enter__(self) -> Any:
-        self.took_w = not WORLD_LOCK.held_by_current_thread()
-        if self.took_w:
-            WORLD_LOCK.acquire()
-        try:
-            return self.lock.__enter__()
-        except BaseException:
-            self._leave_w()
-            raise
-
-    def __exit__(self, *exc_info: Any) -> Any:
-        try:
-            return self.lock.__exit__(*exc_info)
-        finally:
-            self._leave_w()
-
-    def _leave_w(self) -> None:
-        if self.took_w:
-            self.took_w = False
-            WORLD_LOCK.release()
+    with WORLD_LOCK.held_for_the_block(), lock as entered:
+        yield entered
 
 
 def new(tx: Optional[Transaction], obj: Any) -> Any:

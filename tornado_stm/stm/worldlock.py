@@ -30,8 +30,9 @@ borrowers wait for W as everyone else.
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
 
 class WorldLockError(RuntimeError):
@@ -119,6 +120,19 @@ class WorldLock:
         for hook in self._before_release:
             hook()
         self._lock.release()
+
+    @contextlib.contextmanager
+    def held_for_the_block(self) -> Iterator[None]:
+        """Hold W for a ``with`` block: taken at its start unless this thread
+        holds it already, and then given back at its end."""
+        took = not self.held_by_current_thread()
+        if took:
+            self.acquire()
+        try:
+            yield
+        finally:
+            if took:
+                self.release()
 
     def held_by_current_thread(self) -> bool:
         return self._lock._is_owned() or (  # type: ignore[attr-defined]
