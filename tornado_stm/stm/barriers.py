@@ -65,13 +65,12 @@ from tornado_stm.stm import attrkinds
 from tornado_stm.stm.attrkinds import (CLASS_VALUE, IMMUTABLE, IMMUTABLE_TYPES, MODULE,
                                        NONDATA, NONDATA_CODE, PLAIN, RUN, SUPER, TYPE_ATTR,
                                        W_PLAIN, W_RUN, read_kind, write_kind)
-from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, DICT_VIEW_TYPES, FRAME_TYPES,
+from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, DICT_VIEW_TYPES,
                                    MUTABLE_BUFFER_TYPES, READ_INEVITABLY_TYPES, bound_container,
-                                   handed_out_iterator,
-                                   call_direct, call_optimistic, direct_call_reaching,
-                                   direct_container_call,
+                                   handed_out_iterator, call_direct, call_optimistic,
                                    has_plain_readers, is_shared_instance,
                                    is_shared_iterator, read_other_shared, record_nested)
+from tornado_stm.stm.reach import FRAME_TYPES, direct_call_reaching, direct_container_call
 from tornado_stm.stm.registry import INSTRUMENTED_CODES, VERSIONED_MODULES, is_instrumented
 from tornado_stm.stm.section import ENTRY_CODE, entry_target, of_another_loop, on_this_loop
 from tornado_stm.stm.txn import (CONTAINER_TYPES, DELETED, Transaction, CURRENT,
@@ -754,9 +753,67 @@ def context_manager(tx: Optional[Transaction], obj: Any) -> Any:
             take_w_for_step()
         elif type(obj) in _PLAIN_LOCKS:
             return _lock_after_w(obj)
-    elif not tx.inevitable and isinstance(obj, _BLOCKING_LOCKS):
-        tx.become_inevitable(f"entering a {type(obj).__name__}")
+    elif isinstance(obj, _BLOCKING_LOCKS):
+        if not tx.inevitable:
+            tx.become_inevitable(f"entering a {type(obj).__name__}")
+    elif not _enters_safely(obj):
+        if not tx.inevitable:
+            tx.become_inevitable(f"entering a {policy.qualified_name(type(obj))}")
+        if hasattr(type(obj), "__enter__"):
+            return _EnteredInPlace(tx, obj)
     return obj
+
+
+class _EnteredInPlace:
+    """A library context manager entered by an inevitable section: its
+    ``__enter__`` and ``__exit__`` are unknown code run in place, so they run
+    as unknown calls do (:func:`reach.direct_call_reaching`), with the
+    stripes of what they reach held (``mock.patch.object`` sets a class
+    attribute its readers version)."""
+
+    __slots__ = ("tx", "manager")
+
+    def __init__(self, tx: Transaction, manager: Any) -> None:
+        self.tx = tx
+        self.manager = manager
+
+    def __enter__(self) -> Any:
+        return direct_call_reaching(self.tx, type(self.manager).__enter__, (self.manager,), {})
+
+    def __exit__(self, *exc_info: Any) -> Any:
+        return direct_call_reaching(self.tx, type(self.manager).__exit__,
+                                    (self.manager, *exc_info), {})
+
+
+#: Library context managers whose ``__enter__`` and ``__exit__`` change nothing
+#: outside the object itself.
+_HARMLESS_MANAGERS = (contextlib.suppress, contextlib.nullcontext)
+#: Library managers that drive an application generator (``@contextmanager``).
+_GENERATOR_MANAGERS = (contextlib._GeneratorContextManager,
+                       contextlib._AsyncGeneratorContextManager)
+_ENTRY_METHODS = ("__enter__", "__exit__", "__aenter__", "__aexit__")
+_enters_safely_by_type: dict[type, bool] = {}
+
+
+def _enters_safely(obj: Any) -> bool:
+    """Whether an optimistic section may enter ``obj`` as it is: its entry and
+    exit code is the application's (instrumented, so its accesses are
+    barriered), a harmless library manager, or ``@contextmanager`` around an
+    application generator. Any other ``__enter__`` runs in place, unlogged
+    (``redirect_stdout`` swapping ``sys.stdout``, ``mock.patch`` setting a
+    class attribute): the section becomes inevitable first."""
+    kind = type(obj)
+    if kind in _GENERATOR_MANAGERS:
+        generator = obj.gen
+        code = getattr(generator, "gi_code", None) or getattr(generator, "ag_code", None)
+        return code in INSTRUMENTED_CODES
+    answer = _enters_safely_by_type.get(kind)
+    if answer is None:
+        methods = [getattr(kind, name, None) for name in _ENTRY_METHODS]
+        answer = issubclass(kind, _HARMLESS_MANAGERS) or all(
+            method is None or is_instrumented(method) for method in methods)
+        _enters_safely_by_type[kind] = answer
+    return answer
 
 
 @contextlib.contextmanager

@@ -41,12 +41,12 @@ from tornado_stm.stm.extension import VIEW_MAPPING
 from tornado_stm.stm.attrkinds import IMMUTABLE_TYPES
 from tornado_stm.stm.registry import (INSTRUMENTED_CODES, is_engine_code, is_instrumented,
                                       python_methods)
+from tornado_stm.stm.reach import (FRAME_TYPES, HEAP_TYPE, attribute_names, bound_self,
+                                   direct_call_reaching, direct_container_call)
 from tornado_stm.stm.txn import CONTAINER_TYPES, VERSIONS, Transaction, direct_write, hold
 from tornado_stm.stm.versions import RESHAPE_STRIPE, stripe_of_key, stripe_of_object
 from tornado_stm.stm.worldlock import WORLD_LOCK
 
-#: Objects with a frame of their own, which a rollback cannot restore.
-FRAME_TYPES = (GeneratorType, CoroutineType, AsyncGeneratorType)
 #: Why a section becomes inevitable before consuming an iterator it did not make.
 ADVANCING_A_SHARED_ITERATOR = "advancing an iterator or generator from outside the section"
 
@@ -163,7 +163,7 @@ COMPARING_FUNCTIONS: set = {heapq.heapify}
 
 
 def _compares_items(f: Any) -> bool:
-    owner = _bound_self(f)
+    owner = bound_self(f)
     if owner is not None:
         return is_a(owner, _COMPARED_OWNERS) and f.__name__ in COMPARING_METHODS
     try:
@@ -272,10 +272,10 @@ def call_optimistic(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
             # dst.extend(src): the arguments are read consistently too.
             method = getattr(tx.shadow_for_write(owner), f.__name__)
             return _fresh(tx, rule, call_reading(tx, method, args, kwargs, original=f))
-    elif kind == "mutates" and 0 in rule.writes and _bound_self(f) is not None:
+    elif kind == "mutates" and 0 in rule.writes and bound_self(f) is not None:
         # A method that changes its own object (random.Random.randint): in
         # place when this section made the object, inevitably otherwise.
-        if id(_bound_self(f)) in tx.private and len(rule.writes) == 1:
+        if id(bound_self(f)) in tx.private and len(rule.writes) == 1:
             return _fresh(tx, rule, call_reading(tx, f, args, kwargs))
     elif kind == "pure":
         return _fresh(tx, rule, call_reading(tx, f, args, kwargs), args, kwargs)
@@ -289,16 +289,6 @@ def call_optimistic(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
     what = "deep read by" if kind == "deep" else "call to"
     tx.become_inevitable(f"{what} {policy.qualified_name(f)}")
     return call_direct(tx, f, args, kwargs)
-
-
-def _bound_self(f: Any) -> Any:
-    """The object a method is bound to (not a module: those are plain functions), or None."""
-    kind = type(f)
-    if kind is BuiltinFunctionType or kind is MethodType:
-        owner = f.__self__
-        if owner is not None and type(owner) is not ModuleType:
-            return owner
-    return None
 
 
 #: How many objects _deeply_private() looks at before giving up.
@@ -368,12 +358,10 @@ def _may_hand_back_shared(arg: Any) -> bool:
     """True for an argument through which application code runs in the call:
     a Python function or method, or an object of an application class."""
     return isinstance(arg, (FunctionType, MethodType)) or type(type(arg)) is not type \
-        or bool(type(arg).__flags__ & _HEAP_TYPE)
+        or bool(type(arg).__flags__ & HEAP_TYPE)
 
 
 #: Py_TPFLAGS_HEAPTYPE: a class made by a class statement (not a builtin).
-_HEAP_TYPE = 1 << 9
-
 
 #: Uninstrumented callables that compare, hash or format the values inside
 #: their arguments: nested containers are read too (see deep_view).
@@ -430,14 +418,14 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
         reads_attributes = f in ATTRIBUTE_READERS
     except TypeError:                             # an unhashable callable
         deep = reads_attributes = False
-    if type(_bound_self(f)) in (str, bytes) and f.__name__ in _STR_READERS:
+    if type(bound_self(f)) in (str, bytes) and f.__name__ in _STR_READERS:
         deep, reads_attributes = True, reads_attributes or _STR_READERS[f.__name__]
     compares = _compares_items(f)
     if compares:
         # rows.sort(), rows.index(row): the items are compared by plain code,
         # which reads what is nested in them (the section's own writes too).
         deep = True
-        owner = _bound_self(f)
+        owner = bound_self(f)
         if owner is not None and not record_nested(tx, owner):
             tx.become_inevitable(f"items compared by {policy.qualified_name(f)}")
             return call_direct(tx, original, args, kwargs)
@@ -516,7 +504,7 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
     if replaced:
         originals = {id(replaced[key]): arg for key, arg in _arguments(args, kwargs)
                      if key in replaced}
-        result = _restore_identity(originals, result, _bound_self(f), *final_args)
+        result = _restore_identity(originals, result, bound_self(f), *final_args)
     if not lazy and _is_lazy(result):
         # An iterator or view over a shared container: call again on copies.
         return call_reading(tx, f, args, kwargs, also=None, lazy=True) if also is None else \
@@ -634,7 +622,7 @@ def _build_registered(tx: Transaction, klass: type, args: tuple, kwargs: dict) -
 def _builds_by_itself(base: type) -> bool:
     if base.__module__ == "builtins":
         return base is object or issubclass(base, BaseException)
-    if not base.__flags__ & _HEAP_TYPE:
+    if not base.__flags__ & HEAP_TYPE:
         return False                      # a C type (itertools.product): it reads
     for name in ("__new__", "__init__"):
         method = base.__dict__.get(name)
@@ -646,8 +634,6 @@ def _builds_by_itself(base: type) -> bool:
 
 
 #: Py_TPFLAGS_HEAPTYPE: a class made by a class statement (or a C type made like one).
-_HEAP_TYPE = 1 << 9
-
 
 def _plain_init(f: Any) -> bool:
     """``super().__init__`` of an object whose class builds plainly (a bound slot wrapper)."""
@@ -782,79 +768,6 @@ def _only_writes_out(f: Any) -> bool:
         or getattr(f, "__module__", None) == "logging"
 
 
-def _reached_state(tx: Optional[Transaction], f: Any, args: tuple,
-                   kwargs: dict) -> tuple[list, list]:
-    """The shared containers and instances a call reaches directly: its
-    arguments, the object its callable is bound to, what a
-    ``functools.partial`` holds, and the containers a reached instance
-    holds in its attributes (``UserDict.data``)."""
-    containers: list = []
-    instances: list = []
-    seen: set[int] = set()
-    pending = [f, *args, *kwargs.values()]
-    while pending:
-        value = pending.pop()
-        if id(value) in seen or type(value) in IMMUTABLE_TYPES:
-            continue
-        seen.add(id(value))
-        if tx is not None and id(value) in tx.private:
-            continue
-        if is_a(value, CONTAINER_TYPES):
-            containers.append(value)
-        elif is_a(value, functools.partial):
-            pending += [value.func, *value.args, *value.keywords.values()]
-        elif _has_instance_dict(value):
-            # Library Python (a dataclass's generated __init__) writes its
-            # attributes in place: their versions must move.
-            instances.append(value)
-            pending += [item for item in vars(value).values() if is_a(item, CONTAINER_TYPES)]
-        else:
-            owner = _bound_self(value)
-            if owner is not None:
-                pending.append(owner)
-    return containers, instances
-
-
-def direct_call_reaching(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
-    """``f(*args, **kwargs)`` in place, out of optimistic mode, with the stripes of
-    the shared state it reaches directly (``_reached_state``) held: what
-    unknown code changes there gets new versions, so an optimistic section
-    that read it before does not commit."""
-    shared, instances = _reached_state(tx, f, args, kwargs)
-    if shared or instances:
-        return direct_container_call(shared, f, args, kwargs, instances)
-    return f(*args, **kwargs)
-
-
-def _has_instance_dict(value: Any) -> bool:
-    """An instance of a class statement's class with attributes in its dict."""
-    kind = type(value)
-    return bool(kind.__flags__ & _HEAP_TYPE) and not isinstance(value, type) \
-        and kind.__dictoffset__ != 0 and not isinstance(value, FRAME_TYPES)
-
-
-def direct_container_call(targets: Any, f: Any, args: tuple, kwargs: dict,
-                          instances: Any = ()) -> Any:
-    """``f(*args)`` that may change ``targets`` (containers) and the attributes
-    of ``instances`` in place, with all affected stripes bumped."""
-    stripes = {stripe_of_object(id(t)) for t in targets}
-    # (whose stripes, the keys or attribute names, those there before the call)
-    keyed = [(d, d, set(d)) for d in targets if isinstance(d, dict)]
-    keyed += [(obj, vars(obj), set(vars(obj))) for obj in instances]
-    for owner, _, before in keyed:
-        stripes.update(stripe_of_key(id(owner), key) for key in before)
-    if keyed:
-        def mutate() -> Any:
-            result = f(*args, **kwargs)
-            # Keys (attributes) the call added are held (and later versioned) too.
-            hold({stripe_of_key(id(owner), key) for owner, now, before in keyed
-                  for key in now if key not in before})
-            return result
-        return direct_write(stripes, mutate)
-    return direct_write(stripes, f, *args, **kwargs) if not kwargs else direct_write(
-        stripes, apply, f, args, kwargs)
-
-
 #: Elements deep_view() looks at inside a value before it gives up and makes
 #: the section inevitable.
 DEEP_VIEW_BUDGET = 100_000
@@ -947,11 +860,9 @@ def is_shared_instance(tx: Transaction, obj: Any) -> bool:
     function), or of a C type that keeps its attributes in a dict
     (``SimpleNamespace``), that the section did not make."""
     kind = type(obj)
-    return ((kind.__flags__ & _HEAP_TYPE or kind in _DICT_READING_C_TYPES)
+    return ((kind.__flags__ & HEAP_TYPE or kind in _DICT_READING_C_TYPES)
             and not isinstance(obj, (type, *CONTAINER_TYPES)) and id(obj) not in tx.private)
 
-
-_HEAP_TYPE = 1 << 9          # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
 
 #: C types whose ==, < and repr read the instance's attribute dict in C.
 _DICT_READING_C_TYPES = (SimpleNamespace,)
@@ -964,10 +875,5 @@ def record_instance(tx: Transaction, obj: Any) -> Optional[list]:
     where plain code cannot see it)."""
     if id(obj) in tx.attrs:
         return None
-    names = list(getattr(obj, "__dict__", ()))
-    for klass in type(obj).__mro__:
-        slots = klass.__dict__.get("__slots__", ())
-        names.extend((slots,) if isinstance(slots, str) else slots)
-    values = [tx.versioned(stripe_of_key(id(obj), name), getattr, obj, name, None)
-              for name in names if name not in ("__dict__", "__weakref__")]
-    return values
+    return [tx.versioned(stripe_of_key(id(obj), name), getattr, obj, name, None)
+            for name in attribute_names(obj)]

@@ -94,7 +94,7 @@ def _fall_back(reason: str) -> None:
 
 
 def _configure(namespace: dict) -> None:
-    from tornado_stm.stm import attrkinds, calls, policy, registry, section, txn, versions
+    from tornado_stm.stm import attrkinds, calls, policy, reach, registry, section, txn, versions
 
     _ext.configure(
         transaction=txn.Transaction,
@@ -114,7 +114,7 @@ def _configure(namespace: dict) -> None:
         instrumented_codes=registry.INSTRUMENTED_CODES,
         versioned_modules=registry.VERSIONED_MODULES,
         entry_code=section.ENTRY_CODE,
-        frame_types=calls.FRAME_TYPES,
+        frame_types=reach.FRAME_TYPES,
         container_types=txn.CONTAINER_TYPES,
         python={name: PYTHON[name] for name in HOT_BARRIERS},
     )

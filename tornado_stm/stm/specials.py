@@ -26,8 +26,8 @@ from tornado_stm.stm.attrkinds import W_PLAIN, refuses_attribute, write_kind
 from tornado_stm.stm.barriers import (contains, deep_view, del_attr, del_item, get_attr, get_item,
                                       instance_dict, reshaped_class, set_attr, set_item)
 from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, call_reading,
-                                   direct_container_call, handed_out_iterator,
-                                   is_shared_iterator, through_the_barrier)
+                                   handed_out_iterator, is_shared_iterator, through_the_barrier)
+from tornado_stm.stm.reach import direct_container_call
 from tornado_stm.stm.section import after_the_section, start_thread
 from tornado_stm.stm.txn import Transaction, direct_write
 from tornado_stm.stm.versions import stripe_of_key
