@@ -270,17 +270,24 @@ def start_thread(thread: threading.Thread) -> None:
     then ``join()``s it), the thread borrows that W for its writes while
     the holder keeps it: they become part of the holder's.
     """
-    loan = WORLD_LOCK.lend() if WORLD_LOCK.held_by_current_thread() else None
-    run = thread.run
+    thread.run = as_plain_code_on_a_helper(thread.run)  # type: ignore[method-assign]
+    thread.start()
 
-    def run_as_plain_code() -> None:
+
+def as_plain_code_on_a_helper(fn: F) -> F:
+    """``fn`` for another thread to run as plain code, borrowing the W this
+    thread holds now, if it holds it, while that hold lasts (see
+    :func:`start_thread`; a task handed to a thread pool, which the section
+    then waits for, is run so too)."""
+    loan = WORLD_LOCK.lend() if WORLD_LOCK.held_by_current_thread() else None
+
+    def run_as_plain_code(*args: Any, **kwargs: Any) -> Any:
         if loan is not None:
             WORLD_LOCK.borrow(loan)
         with module_body():
-            run()
+            return fn(*args, **kwargs)
 
-    thread.run = run_as_plain_code  # type: ignore[method-assign]
-    thread.start()
+    return run_as_plain_code  # type: ignore[return-value]
 
 
 @contextlib.contextmanager

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import _string
 import abc
+import concurrent.futures
 import functools
 import string
 import threading
@@ -28,7 +29,7 @@ from tornado_stm.stm.barriers import (contains, deep_view, del_attr, del_item, g
 from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, call_reading,
                                    handed_out_iterator, is_shared_iterator, through_the_barrier)
 from tornado_stm.stm.reach import direct_container_call
-from tornado_stm.stm.section import after_the_section, start_thread
+from tornado_stm.stm.section import after_the_section, as_plain_code_on_a_helper, start_thread
 from tornado_stm.stm.txn import Transaction, direct_write
 from tornado_stm.stm.versions import stripe_of_key
 
@@ -256,6 +257,23 @@ def _special_thread_start(tx: Optional[Transaction], f: Any, args: tuple, kwargs
     start_thread(thread)
 
 
+def _special_pool_call(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
+    """``executor.submit(fn, ...)`` and ``executor.map(fn, ...)`` on a thread pool:
+    irrevocable (it starts threads), and ``fn`` runs on the pool's thread as
+    plain code borrowing this section's W (``section.as_plain_code_on_a_helper``):
+    as one section of its own it would wait for the W of the section that
+    waits for it."""
+    bound = isinstance(f, MethodType)
+    executor = f.__self__ if bound else (args[0] if args else None)
+    rest = args if bound else args[1:]
+    if not isinstance(executor, concurrent.futures.ThreadPoolExecutor) or not rest:
+        return f(*args, **kwargs)
+    if tx is not None:
+        tx.become_inevitable(f"handing work to a {type(executor).__name__}")
+    task = as_plain_code_on_a_helper(rest[0])
+    return f(*(() if bound else (executor,)), task, *rest[1:], **kwargs)
+
+
 def _special_clock(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
     """``time.monotonic()`` and the other clocks: read in place, placed in
     the serial order at the commit (``Transaction.read_clock``)."""
@@ -337,6 +355,8 @@ SPECIALS = ((getattr, _special_getattr), (hasattr, _special_hasattr),
             (dict.pop, _special_dict_pop), (weakref.ref, _special_weakref),
             (isinstance, _special_isinstance), (issubclass, _special_isinstance),
             (threading.Thread.start, _special_thread_start),
+            (concurrent.futures.ThreadPoolExecutor.submit, _special_pool_call),
+            (concurrent.futures.Executor.map, _special_pool_call),
             (str.format, _special_str_format), (str.format_map, _special_str_format),
             *((clock, _special_clock) for clock in _CLOCKS))
 

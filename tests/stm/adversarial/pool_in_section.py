@@ -3,6 +3,10 @@
 Serial invariant: each call runs 3 tasks on a pool and waits for them;
 each task appends (i, j) to OUT under LOCK; the call then bumps DONE.
 After K calls: len(OUT) == 3*K, DONE["n"] == K, and no call hangs.
+Attacks: a thread pool's threads, started by library code, ran each task
+as a section of its own, which needed the W the waiting section held (a
+hang); the tasks now borrow the submitting section's W, as threads the
+application starts do.
 """
 import threading
 import transaction
