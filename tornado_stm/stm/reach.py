@@ -99,7 +99,9 @@ def reached_state(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) 
         if issubclass(kind, CONTAINER_TYPES):
             if shared:
                 reach.containers.append(value)
-            pending += (*value.keys(), *value.values()) if issubclass(kind, dict) else value
+            # Copied first: a thread borrowing this W may be changing it now.
+            contents = _copy_of(value)
+            pending += (*contents, *contents.values()) if issubclass(kind, dict) else contents
         elif issubclass(kind, tuple):                  # a namedtuple's attributes are its items
             pending += value
             continue
@@ -114,7 +116,7 @@ def reached_state(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) 
                 namespace = _class_dict(value)
                 reach.owners.append(value)
                 reach.classes.append((value, dict(namespace)))
-                pending += [v for v in namespace.values() if attrkinds.is_plain_value(v)]
+                pending += [v for v in namespace.copy().values() if attrkinds.is_plain_value(v)]
             continue
         elif kind is MethodWrapperType or bound_self(value) is not None:
             pending.append(value.__self__)      # obj.method, Cfg.__setattr__
@@ -124,6 +126,15 @@ def reached_state(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) 
                 reach.owners.append(value)
             pending += attribute_values(value)
     return reach
+
+
+def _copy_of(container: Any) -> Any:
+    """A copy made by the builtin type's C code, at once (a thread borrowing this
+    W may be changing the container now; a subclass's ``copy`` may run Python)."""
+    for base in CONTAINER_TYPES:
+        if isinstance(container, base):
+            return base.copy(container)
+    raise TypeError(f"not a container: {type(container).__name__}")
 
 
 def _reach_module(reach: Reach, module: ModuleType) -> None:
@@ -156,7 +167,7 @@ def _has_attributes(value: Any) -> bool:
 
 def attribute_names(obj: Any) -> list[str]:
     """The names of ``obj``'s own attributes: its dict's and its classes' slots."""
-    names = list(_own_dict(obj))
+    names = list(_own_dict(obj).copy())
     for klass in _class_mro(type(obj)):
         slots = _class_dict(klass).get("__slots__", ())
         names.extend((slots,) if isinstance(slots, str) else slots)
@@ -166,7 +177,7 @@ def attribute_names(obj: Any) -> list[str]:
 def attribute_values(obj: Any) -> list:
     """The values of ``obj``'s own attributes, read without running its code
     (no ``__getattr__``, property or ``__getattribute__`` of its class)."""
-    values = list(_own_dict(obj).values())
+    values = list(_own_dict(obj).copy().values())
     for klass in _class_mro(type(obj)):
         namespace = _class_dict(klass)
         slots = namespace.get("__slots__", ())
@@ -209,7 +220,8 @@ def direct_container_call(targets: Any, f: Any, args: tuple, kwargs: dict,
     checked for names that changed kind."""
     stripes = {stripe_of_object(id(t)) for t in targets}
     # (whose stripes, a function giving its keys or attribute names, those there before)
-    keyed = [(d, d.keys, set(d)) for d in targets if isinstance(d, dict)]
+    keyed = [(d, functools.partial(dict.copy, d), set(dict.copy(d)))
+             for d in targets if isinstance(d, dict)]
     keyed += [(obj, functools.partial(attribute_names, obj), set(attribute_names(obj)))
               for obj in owners]
     for owner, _, before in keyed:
