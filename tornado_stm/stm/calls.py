@@ -41,7 +41,8 @@ from tornado_stm.stm.extension import VIEW_MAPPING
 from tornado_stm.stm.attrkinds import IMMUTABLE_TYPES
 from tornado_stm.stm.registry import (INSTRUMENTED_CODES, is_engine_code, is_instrumented,
                                       python_methods)
-from tornado_stm.stm.reach import (FRAME_TYPES, HEAP_TYPE, attribute_names, bound_self,
+from tornado_stm.stm.reach import (ATOM_TYPES, FRAME_TYPES, HEAP_TYPE, HOLDING_IMMUTABLE_TYPES,
+                                   attribute_names, bound_self,
                                    direct_call_reaching, direct_container_call)
 from tornado_stm.stm.txn import CONTAINER_TYPES, VERSIONS, Transaction, direct_write, hold
 from tornado_stm.stm.versions import RESHAPE_STRIPE, stripe_of_key, stripe_of_object
@@ -238,12 +239,19 @@ def _keys_as_the_section_sees_them(f: Any, kwargs: dict) -> dict:
 
 
 def call_optimistic(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
-    if kwargs and "key" in kwargs:
-        kwargs = _keys_as_the_section_sees_them(f, kwargs)
     rule = policy.lookup(f)
     if rule is policy.IRREVOCABLE and isinstance(f, type):
         rule = class_policy(f)
     kind = rule.kind
+    if kind == "pure" and (args or kwargs):
+        if not (isinstance(f, type) and _builds_plainly(f)) and not _plain_init(f) \
+                and _hands_over_library_python(args, kwargs):
+            # map(restock, rows), sorted(xs, key=lib_key): the builtin would run
+            # library Python in place, past every barrier.
+            tx.become_inevitable(f"library code handed to {policy.qualified_name(f)}")
+            return call_direct(tx, f, args, kwargs)
+    if kwargs and "key" in kwargs:
+        kwargs = _keys_as_the_section_sees_them(f, kwargs)
     if kind == "pure" and (args or kwargs):
         args, kwargs = _arguments_through_the_barrier(args, kwargs)
     if kind == "special":
@@ -440,7 +448,7 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
     replaced: dict = {}                 # argument index or keyword -> what the call gets
     for key, arg in _arguments(args, kwargs):
         kind = type(arg)
-        if kind in IMMUTABLE_TYPES and kind is not tuple:
+        if kind in ATOM_TYPES:
             continue
         if id(arg) in tx.private:
             # sum([a, b], []): a container the section made may hold shared ones
@@ -478,7 +486,7 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
             if not record_nested(tx, (arg,)):
                 tx.become_inevitable(f"attributes read by {policy.qualified_name(kind)}")
                 return call_direct(tx, original, args, kwargs)
-        elif kind is not tuple:
+        elif kind not in HOLDING_IMMUTABLE_TYPES:
             owner = bound_container(arg)
             if owner is not None and id(owner) not in tx.private:
                 if policy.lookup(arg).kind != "pure":
@@ -487,7 +495,8 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
                                          f"{policy.qualified_name(f)}")
                     return call_direct(tx, original, args, kwargs)
                 replacement = getattr(tx.read_shadow(owner), arg.__name__)
-        if deep and (container or kind is tuple or isinstance(replacement, DICT_VIEW_TYPES)) \
+        if deep and (container or kind in HOLDING_IMMUTABLE_TYPES
+                     or isinstance(replacement, DICT_VIEW_TYPES)) \
                 and not record_nested(tx, replacement):
             tx.become_inevitable(f"deep read by {policy.qualified_name(f)}")
             return call_direct(tx, original, args, kwargs)
@@ -678,6 +687,10 @@ def call_direct(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) ->
         # Every section that overlaps this one aborts: it holds RESHAPE_STRIPE.
         hold((RESHAPE_STRIPE,))
     if rule.kind == "pure" and tx is not None and (args or kwargs):
+        if WORLD_LOCK.held_by_current_thread() and _hands_over_library_python(args, kwargs):
+            # The library function runs in place (now, or later when the map
+            # is consumed): what the call reaches is held from now on.
+            return direct_call_reaching(tx, f, args, kwargs)
         # map(setattr, objects, names, values) in an inevitable section: each
         # setattr must bump the versions of what it writes, as the barrier's
         # does, or an optimistic reader of those objects commits over it.
@@ -704,6 +717,21 @@ def call_direct(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) ->
     if _is_logging_call(f):
         kwargs = {**kwargs, "stacklevel": kwargs.get("stacklevel", 1) + _engine_frames_above()}
     return f(*args, **kwargs)
+
+
+def _hands_over_library_python(args: tuple, kwargs: dict) -> bool:
+    """True if an argument is a Python function (or method, or partial of one)
+    that is neither instrumented nor known to the policy table: C code
+    given it would run it past every barrier."""
+    for _, arg in _arguments(args, kwargs):
+        target = arg.func if type(arg) is functools.partial else arg
+        if type(target) is MethodType:
+            target = target.__func__
+        if type(target) is FunctionType and target.__code__ not in INSTRUMENTED_CODES \
+                and not is_engine_code(target.__code__) \
+                and policy.lookup(target).kind != "pure":
+            return True
+    return False
 
 
 #: The methods of loggers (and the module's functions) that take ``stacklevel``.
@@ -790,8 +818,6 @@ def record_nested(tx: Transaction, root: Any, instances: bool = False) -> bool:
         return False
 
 
-#: Types whose values hold nothing to record (IMMUTABLE_TYPES but tuple).
-_ATOM_TYPES = IMMUTABLE_TYPES - {tuple}
 
 
 def _scan_nested(tx: Transaction, root: Any, instances: bool) -> bool:
@@ -804,14 +830,14 @@ def _scan_nested(tx: Transaction, root: Any, instances: bool) -> bool:
             return False
         is_dict = isinstance(item, dict)
         # A row of numbers or strings (a grid's) is passed over at C speed.
-        if _ATOM_TYPES.issuperset(map(type, item.values() if is_dict else item)) and (
-                not is_dict or _ATOM_TYPES.issuperset(map(type, item))):
+        if ATOM_TYPES.issuperset(map(type, item.values() if is_dict else item)) and (
+                not is_dict or ATOM_TYPES.issuperset(map(type, item))):
             continue
         for element in (item.items() if is_dict else item):
             kind = type(element)
-            if kind in IMMUTABLE_TYPES and kind is not tuple:
+            if kind in ATOM_TYPES:
                 continue
-            if kind is tuple:
+            if kind in HOLDING_IMMUTABLE_TYPES:
                 stack.append(element)
             elif isinstance(element, CONTAINER_TYPES):
                 if id(element) in tx.private:

@@ -27,6 +27,7 @@ overlapping section aborts. Slow, but never wrong.
 from __future__ import annotations
 
 import functools
+import gc
 from types import (AsyncGeneratorType, BuiltinFunctionType, CoroutineType, GeneratorType,
                    MappingProxyType, MemberDescriptorType, MethodType, MethodWrapperType,
                    ModuleType, SimpleNamespace)
@@ -42,12 +43,16 @@ from tornado_stm.stm.versions import RESHAPE_STRIPE, stripe_of_key, stripe_of_ob
 #: up and holds RESHAPE_STRIPE instead.
 REACH_BUDGET = 10_000
 
-#: Immutable values that hold nothing (a tuple is walked: it may hold a list).
-_ATOM_TYPES = IMMUTABLE_TYPES - {tuple}
+#: Immutable builtins that may hold mutable values (a tuple of lists, a
+#: frozenset of application objects): walked, recorded, never skipped.
+HOLDING_IMMUTABLE_TYPES = frozenset({tuple, frozenset})
+#: Immutable values that hold nothing.
+ATOM_TYPES = IMMUTABLE_TYPES - HOLDING_IMMUTABLE_TYPES
 HEAP_TYPE = 1 << 9           # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
 #: Objects with a frame of their own, which a rollback cannot restore.
 FRAME_TYPES = (GeneratorType, CoroutineType, AsyncGeneratorType)
 _MISSING = object()
+DICT_VIEW_KINDS = (type({}.keys()), type({}.values()), type({}.items()))
 
 # A class's own dict, flags and MRO, read without its metaclass's
 # __getattribute__ (which could call back here: a recursion).
@@ -86,10 +91,10 @@ def reached_state(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) 
     while pending:
         value = pending.pop()
         kind = type(value)
-        if kind in _ATOM_TYPES or id(value) in seen:
+        if kind in ATOM_TYPES or id(value) in seen:
             continue
         seen.add(id(value))
-        size = len(value) if issubclass(kind, (tuple, *CONTAINER_TYPES)) else 0
+        size = len(value) if issubclass(kind, (tuple, frozenset, *CONTAINER_TYPES)) else 0
         budget -= 1 + size
         if budget < 0:
             reach.everything = True
@@ -101,10 +106,21 @@ def reached_state(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) 
                 reach.containers.append(value)
             # Copied first: a thread borrowing this W may be changing it now.
             contents = _copy_of(value)
+            if contents is None:
+                reach.everything = True         # changing too fast to look inside
+                continue
             pending += (*contents, *contents.values()) if issubclass(kind, dict) else contents
-        elif issubclass(kind, tuple):                  # a namedtuple's attributes are its items
+        elif issubclass(kind, (tuple, frozenset)):      # a namedtuple's attributes are its items
             pending += value
             continue
+        elif kind in DICT_VIEW_KINDS:
+            pending += gc.get_referents(value)  # ACCOUNTS.values(): the dict itself
+            continue
+        elif not _class_flags(kind) & HEAP_TYPE and hasattr(kind, "__next__"):
+            # A map, zip, generator or iterator: what it will read and hand on
+            # cannot be seen without running it.
+            reach.everything = True
+            break
         elif kind is functools.partial:
             pending += [value.func, *value.args, *value.keywords.values()]
         elif issubclass(kind, ModuleType):
@@ -129,12 +145,17 @@ def reached_state(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) 
 
 
 def _copy_of(container: Any) -> Any:
-    """A copy made by the builtin type's C code, at once (a thread borrowing this
-    W may be changing the container now; a subclass's ``copy`` may run Python)."""
-    for base in CONTAINER_TYPES:
-        if isinstance(container, base):
+    """A copy made by the builtin type's C code (a subclass's ``copy`` may run
+    Python), or None if it kept changing while copied: a thread borrowing
+    this W, or framework code of another loop (an asyncio lock's waiters),
+    may be changing it now, and a deque's copy then fails."""
+    base = next(base for base in CONTAINER_TYPES if isinstance(container, base))
+    for _ in range(3):
+        try:
             return base.copy(container)
-    raise TypeError(f"not a container: {type(container).__name__}")
+        except RuntimeError:                    # "deque mutated during iteration"
+            continue
+    return None
 
 
 def _reach_module(reach: Reach, module: ModuleType) -> None:

@@ -15,6 +15,7 @@ import _string
 import abc
 import concurrent.futures
 import functools
+import operator
 import string
 import threading
 import time
@@ -24,8 +25,8 @@ from typing import Any, Optional
 
 from tornado_stm.stm import policy
 from tornado_stm.stm.attrkinds import W_PLAIN, refuses_attribute, write_kind
-from tornado_stm.stm.barriers import (contains, deep_view, del_attr, del_item, get_attr, get_item,
-                                      instance_dict, reshaped_class, set_attr, set_item)
+from tornado_stm.stm.barriers import (call, contains, deep_view, del_attr, del_item, get_attr,
+                                      get_item, instance_dict, reshaped_class, set_attr, set_item)
 from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, call_reading,
                                    handed_out_iterator, is_shared_iterator, through_the_barrier)
 from tornado_stm.stm.reach import direct_container_call
@@ -274,6 +275,15 @@ def _special_pool_call(tx: Optional[Transaction], f: Any, args: tuple, kwargs: d
     return f(*(() if bound else (executor,)), task, *rest[1:], **kwargs)
 
 
+def _special_operator_call(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
+    """``operator.call(g, *args)`` is ``g(*args)``: through the call barrier, so a
+    library function ``g`` is judged by its own policy (from C it would run
+    in place, unlogged, in an optimistic section)."""
+    if not args:
+        return f(*args, **kwargs)               # the usual TypeError
+    return call(tx, args[0], *args[1:], **kwargs)
+
+
 def _special_clock(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
     """``time.monotonic()`` and the other clocks: read in place, placed in
     the serial order at the commit (``Transaction.read_clock``)."""
@@ -355,6 +365,7 @@ SPECIALS = ((getattr, _special_getattr), (hasattr, _special_hasattr),
             (dict.pop, _special_dict_pop), (weakref.ref, _special_weakref),
             (isinstance, _special_isinstance), (issubclass, _special_isinstance),
             (threading.Thread.start, _special_thread_start),
+            (operator.call, _special_operator_call),
             (concurrent.futures.ThreadPoolExecutor.submit, _special_pool_call),
             (concurrent.futures.Executor.map, _special_pool_call),
             (str.format, _special_str_format), (str.format_map, _special_str_format),
