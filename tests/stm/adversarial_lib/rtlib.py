@@ -22,3 +22,13 @@ def bump_all(objs, attr):
         setattr(obj, attr, v + 1)
         n += 1
     return n
+
+
+def add_via(get_target, key):
+    """get_target()[key] += 1: the library asks a callback where to count."""
+    target = get_target()
+    v = target[key]
+    for _ in range(200):
+        pass
+    target[key] = v + 1
+    return v + 1
