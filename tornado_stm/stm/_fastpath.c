@@ -1145,7 +1145,15 @@ fp_iterate(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return Py_NewRef(obj);
 }
 
-static int flat_immutable_tuple(PyObject *obj, int depth);
+/* 1 for a tuple or a frozenset: immutable itself, but it may hold mutable
+ * objects, whose state readers of nested values (repr, ==, sum) reach. */
+static inline int
+holds_values(PyObject *obj)
+{
+    return PyTuple_CheckExact(obj) || PyFrozenSet_CheckExact(obj);
+}
+
+static int flat_immutable_values(PyObject *obj, int depth);
 
 static PyObject *
 fp_contains(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
@@ -1156,7 +1164,7 @@ fp_contains(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
      * compared with anything reads nothing nested. */
     if (nargs == 3 && (PyTuple_CheckExact(args[2]) || PyList_CheckExact(args[2]))
             && (!is_immutable_type(args[1])
-                || (PyTuple_CheckExact(args[1]) && !flat_immutable_tuple(args[1], 0))))
+                || (holds_values(args[1]) && !flat_immutable_values(args[1], 0))))
         return to_python(B_CONTAINS, args, nargs, NULL);
     int mode = barrier_prologue(B_CONTAINS, nargs == 3, args, nargs, 2, 1, &result);
     if (mode == MODE_DONE)
@@ -1187,20 +1195,39 @@ fp_contains(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 /* -- values read by plain Python: view, deep_view, truth, touch; tick ------------------ */
 
 /* The early exits the four value barriers share: 1 when obj is read as it is
- * (tx None or inevitable, an immutable non-tuple builtin, an object private to
- * the section), 0 when Python must decide, -1 with an exception. Tuples go
- * to Python only for deep_view (nested containers). */
-/* 1 when a tuple holds only immutable builtins (tuples of them included, a
- * few levels deep): deep_view has nothing to record in it. */
+ * (tx None or inevitable, an immutable builtin other than a tuple or frozenset,
+ * an object private to the section), 0 when Python must decide, -1 with an
+ * exception. Tuples and frozensets go to Python only for deep_view (what they
+ * hold may be shared and mutable). */
+/* 1 when a tuple or frozenset holds only immutable builtins (tuples and
+ * frozensets of them included, a few levels deep): deep_view has nothing to
+ * record in it. */
 static int
-flat_immutable_tuple(PyObject *obj, int depth)
+flat_immutable_values(PyObject *obj, int depth)
 {
     if (depth > 3)
         return 0;
+    if (PyFrozenSet_CheckExact(obj)) {
+        /* (no public way to walk a set's entries without an iterator) */
+        PyObject *iterator = PyObject_GetIter(obj), *item;
+        if (iterator == NULL) {
+            PyErr_Clear();
+            return 0;
+        }
+        int flat = 1;
+        while (flat && (item = PyIter_Next(iterator)) != NULL) {
+            flat = holds_values(item) ? flat_immutable_values(item, depth + 1)
+                                      : is_immutable_type(item);
+            Py_DECREF(item);
+        }
+        Py_DECREF(iterator);
+        PyErr_Clear();
+        return flat;
+    }
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(obj); i++) {
         PyObject *item = PyTuple_GET_ITEM(obj, i);
-        if (PyTuple_CheckExact(item)) {
-            if (!flat_immutable_tuple(item, depth + 1))
+        if (holds_values(item)) {
+            if (!flat_immutable_values(item, depth + 1))
                 return 0;
         }
         else if (!is_immutable_type(item)) {
@@ -1215,8 +1242,8 @@ value_is_plain(PyObject *tx, PyObject *obj, int tuples_plain)
 {
     /* An immutable value is read as it is in every mode: checked first, as
      * the commonest case (numbers in arithmetic) and the cheapest. */
-    if (is_immutable_type(obj) && (tuples_plain || !PyTuple_CheckExact(obj)
-                                   || flat_immutable_tuple(obj, 0)))
+    if (is_immutable_type(obj) && (tuples_plain || !holds_values(obj)
+                                   || flat_immutable_values(obj, 0)))
         return 1;
     int mode = tx_mode(tx);
     if (mode == MODE_ERROR)
@@ -1687,7 +1714,7 @@ optimistic_call(PyObject *tx, PyObject *f, PyObject *const *args, Py_ssize_t n,
         for (Py_ssize_t i = 0; deep > 0 && i < total; i++) {
             /* (a generator reads through the barriers of its own code) */
             if ((!is_immutable_type(args[i]) && !PyGen_CheckExact(args[i]))
-                    || PyTuple_CheckExact(args[i])) {
+                    || holds_values(args[i])) {
                 Py_DECREF(kind);
                 Py_DECREF(rule);
                 return FALLBACK;

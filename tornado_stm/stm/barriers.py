@@ -70,7 +70,8 @@ from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, DICT_VIEW_TYPES,
                                    handed_out_iterator, call_direct, call_optimistic,
                                    has_plain_readers, is_shared_instance,
                                    is_shared_iterator, read_other_shared, record_nested)
-from tornado_stm.stm.reach import FRAME_TYPES, direct_call_reaching, direct_container_call
+from tornado_stm.stm.reach import (FRAME_TYPES, HOLDING_IMMUTABLE_TYPES, direct_call_reaching,
+                                   direct_container_call)
 from tornado_stm.stm.registry import INSTRUMENTED_CODES, VERSIONED_MODULES, is_instrumented
 from tornado_stm.stm.section import ENTRY_CODE, entry_target, of_another_loop, on_this_loop
 from tornado_stm.stm.txn import (CONTAINER_TYPES, DELETED, Transaction, CURRENT,
@@ -555,9 +556,10 @@ def contains(tx: Optional[Transaction], item: Any, container: Any) -> bool:
 def _compares_nested(item: Any) -> bool:
     """True when comparing ``item`` with other values can read containers nested in them."""
     kind = type(item)
-    if kind is tuple:
+    if kind in HOLDING_IMMUTABLE_TYPES:
         return not all(type(element) in IMMUTABLE_TYPES and (
-            type(element) is not tuple or not _compares_nested(element)) for element in item)
+            type(element) not in HOLDING_IMMUTABLE_TYPES or not _compares_nested(element))
+            for element in item)
     return kind not in IMMUTABLE_TYPES
 
 
@@ -602,15 +604,15 @@ def deep_view(tx: Optional[Transaction], obj: Any) -> Any:
     if tx is None or tx.inevitable:
         return obj
     kind = type(obj)
-    if kind in IMMUTABLE_TYPES and kind is not tuple:
+    if kind in IMMUTABLE_TYPES and kind not in HOLDING_IMMUTABLE_TYPES:
         return obj
     if id(obj) in tx.private:
         # list(rows) == other: a container the section made may hold shared ones
         if isinstance(obj, CONTAINER_TYPES) and not record_nested(tx, obj):
             tx.become_inevitable("deep read of a shared structure outside the barriers")
         return obj
-    result = obj if kind is tuple else view(tx, obj)
-    if isinstance(result, (tuple, *CONTAINER_TYPES)):
+    result = obj if kind in HOLDING_IMMUTABLE_TYPES else view(tx, obj)
+    if isinstance(result, (*HOLDING_IMMUTABLE_TYPES, *CONTAINER_TYPES)):
         nested = result
     elif has_plain_readers(kind) and is_shared_instance(tx, obj):
         nested = (obj,)             # p == q of dataclasses: generated code reads p's attributes
@@ -633,7 +635,7 @@ def match_subject(tx: Optional[Transaction], obj: Any) -> Any:
     if tx is None and type(obj) not in _SCALARS:
         take_w_for_step()
     if tx is not None and not tx.inevitable and (
-            type(obj) not in IMMUTABLE_TYPES or type(obj) is tuple):
+            type(obj) not in IMMUTABLE_TYPES or type(obj) in HOLDING_IMMUTABLE_TYPES):
         tx.become_inevitable("match with class patterns on a shared object")
     return obj
 

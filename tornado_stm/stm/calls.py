@@ -818,8 +818,6 @@ def record_nested(tx: Transaction, root: Any, instances: bool = False) -> bool:
         return False
 
 
-
-
 def _scan_nested(tx: Transaction, root: Any, instances: bool) -> bool:
     stack = [root]
     budget = DEEP_VIEW_BUDGET

@@ -36,7 +36,7 @@ from typing import Any, Optional
 from tornado_stm.stm import attrkinds
 from tornado_stm.stm.attrkinds import IMMUTABLE_TYPES
 from tornado_stm.stm.registry import VERSIONED_MODULES
-from tornado_stm.stm.txn import CONTAINER_TYPES, Transaction, direct_write, hold
+from tornado_stm.stm.txn import CONTAINER_TYPES, Transaction, direct_write, hold, when_unlocking
 from tornado_stm.stm.versions import RESHAPE_STRIPE, stripe_of_key, stripe_of_object
 
 #: Values (container elements, attributes) the walk looks at before it gives
@@ -239,25 +239,54 @@ def direct_container_call(targets: Any, f: Any, args: tuple, kwargs: dict,
     attributes of ``owners`` in place, with all affected stripes held; the
     ``classes`` among the owners (with their dicts before the call) are
     checked for names that changed kind."""
+    stripes, keyed = _stripes_and_keys(targets, owners)
+
+    def mutate() -> Any:
+        try:
+            return f(*args, **kwargs)
+        finally:
+            _hold_changes(keyed, classes)
+    return direct_write(stripes, mutate)
+
+
+def hold_handed_back(tx: Transaction, value: Any) -> None:
+    """Library code run in place by an inevitable section got ``value`` back
+    from an application callback (``lib.count_into(lambda: STATS)``) and may
+    change it in place: what it reaches is held from now to the section's
+    end, with the keys and attributes added (and the classes reshaped)
+    meanwhile, checked when the stripes are released (caller holds W)."""
+    reach = reached_state(tx, None, (value,), {})
+    if not reach:
+        return
+    if reach.everything:
+        hold((RESHAPE_STRIPE,))
+    stripes, keyed = _stripes_and_keys(reach.containers, reach.owners)
+    hold(stripes)
+    classes = reach.classes
+    when_unlocking(lambda: _hold_changes(keyed, classes))
+
+
+def _stripes_and_keys(targets: Any, owners: Any) -> tuple[set[int], list]:
+    """The stripes of ``targets`` (containers) and of ``owners``' attributes, and
+    for each dict and owner (it, a function giving its keys or attribute
+    names, those there now), to find the ones plain code adds."""
     stripes = {stripe_of_object(id(t)) for t in targets}
-    # (whose stripes, a function giving its keys or attribute names, those there before)
     keyed = [(d, functools.partial(dict.copy, d), set(dict.copy(d)))
              for d in targets if isinstance(d, dict)]
     keyed += [(obj, functools.partial(attribute_names, obj), set(attribute_names(obj)))
               for obj in owners]
     for owner, _, before in keyed:
         stripes.update(stripe_of_key(id(owner), key) for key in before)
+    return stripes, keyed
 
-    def mutate() -> Any:
-        try:
-            return f(*args, **kwargs)
-        finally:
-            # Keys (attributes) the call added are held (and later versioned) too.
-            hold({stripe_of_key(id(owner), key) for owner, names, before in keyed
-                  for key in names() if key not in before})
-            for klass, before_call in classes:
-                _forget_if_reshaped(klass, before_call)
-    return direct_write(stripes, mutate)
+
+def _hold_changes(keyed: list, classes: Any) -> None:
+    """After plain code ran: the keys (attributes) it added are held (and later
+    versioned) too, and the classes whose names changed kind are reshaped."""
+    hold({stripe_of_key(id(owner), key) for owner, names, before in keyed
+          for key in names() if key not in before})
+    for klass, before_call in classes:
+        _forget_if_reshaped(klass, before_call)
 
 
 def _forget_if_reshaped(klass: type, before: dict) -> None:

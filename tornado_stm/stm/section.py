@@ -45,11 +45,12 @@ from typing import Any, Callable, Iterator, Optional, TypeVar
 
 from tornado_stm.stm import faults
 from tornado_stm.stm import log as stmlog
+from tornado_stm.stm.reach import ATOM_TYPES, hold_handed_back
 from tornado_stm.stm.registry import INSTRUMENTED_CODES, is_engine_code
 from tornado_stm.stm.settings import count_from_environment
 from tornado_stm.stm.stats import for_current_thread
 from tornado_stm.stm.txn import (BARRIERS_CHECK_STEPS, AbortSection, Transaction, CURRENT,
-                                 release_held)
+                                 enter_clocks_read_in_place, release_held)
 from tornado_stm.stm.worldlock import WORLD_LOCK
 
 #: Aborts of one section after which it runs inevitably (guaranteed progress);
@@ -329,7 +330,15 @@ def entry(fn: F) -> F:
         return _finalizer_entry(fn)  # type: ignore[return-value]
 
     def section_entry(*args: Any, **kwargs: Any) -> Any:
-        if CURRENT.tx is not None or _module_body.depth:
+        tx = CURRENT.tx
+        if tx is not None:
+            # Called back by library code inside a section.
+            result = fn(*args, **kwargs)
+            if tx.inevitable and type(result) not in ATOM_TYPES:
+                # The library runs in place and may change what it got back.
+                hold_handed_back(tx, result)
+            return result
+        if _module_body.depth:
             return fn(*args, **kwargs)
         return run_section(fn, args, kwargs)
 
@@ -504,7 +513,10 @@ def _step(resume: Callable[..., Any], *args: Any) -> Any:
         return resume(*args)        # in a section, in a step of its own, or under W already
     if not BARRIERS_CHECK_STEPS[0] or _resumes_in_library_code(resume.__self__):
         with WORLD_LOCK:
-            return _yielded_to_the_task(resume(*args))
+            try:
+                return _yielded_to_the_task(resume(*args))
+            finally:
+                enter_clocks_read_in_place()
     took_w = False
 
     def take_w() -> None:
@@ -519,6 +531,7 @@ def _step(resume: Callable[..., Any], *args: Any) -> Any:
     finally:
         CURRENT.step = None
         if took_w:
+            enter_clocks_read_in_place()
             WORLD_LOCK.release()
             STEP_COUNTS["took_w"] += 1
         else:

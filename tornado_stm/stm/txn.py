@@ -717,6 +717,8 @@ class Transaction:
 
     def leave_w(self) -> None:
         """Section over: hold W exactly when the section started under it."""
+        if self.inevitable:
+            enter_clocks_read_in_place()
         if self.entered_with_w:
             self.take_w()
         elif self.has_w:
@@ -996,6 +998,22 @@ CLOCK_READ_OUT_OF_ORDER = "clock read out of serial order"
 COMMITTED_CLOCK_READINGS: dict[Any, Any] = {}
 
 
+def enter_clocks_read_in_place() -> None:
+    """Under W, at the end of a hold that ran code in place (an inevitable
+    section, a coroutine step): enter a reading of now for every clock the
+    application reads, as if the hold had read each one last.
+
+    Library code run in place reads clocks the special never sees (a
+    dataclass's ``default_factory=time.monotonic``, ``datetime.now()``).
+    An optimistic section that read a clock before this hold and commits
+    after it would go back in the serial order: it now aborts instead.
+    Only clocks some section read through the special are entered (the
+    others have no optimistic readings to order).
+    """
+    for clock in list(COMMITTED_CLOCK_READINGS):
+        _raise_committed_clock(clock, clock())
+
+
 def _raise_committed_clock(clock: Any, highest: Any) -> None:
     committed = COMMITTED_CLOCK_READINGS.get(clock)
     if committed is None or highest > committed:
@@ -1102,8 +1120,21 @@ def _publish_container(log: ContainerLog, changed_keys: Optional[tuple[list, set
 _held: set[int] = set()
 
 
+#: Checks run under W just before the held stripes are released: code run in
+#: place may have added keys, or changed a class, that nothing could hold
+#: beforehand (:func:`reach.hold_handed_back`). Each may add to ``_held``.
+_before_unlocking: list[Callable[[], None]] = []
+
+
+def when_unlocking(check: Callable[[], None]) -> None:
+    """Run ``check()`` (caller holds W) before the held stripes are released."""
+    _before_unlocking.append(check)
+
+
 def release_held() -> None:
     """Unlock the stripes written in place so far (caller holds W)."""
+    while _before_unlocking:
+        _before_unlocking.pop()()
     if _held:
         stripes = set(_held)
         _held.clear()

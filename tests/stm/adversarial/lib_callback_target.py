@@ -11,7 +11,7 @@ is neither held nor versioned and optimistic counts commit over it.
 """
 import os
 import sys
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "adversarial_lib"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "adversarial_lib"))
 import rtlib
 import transaction
 
