@@ -90,4 +90,5 @@ def start() -> None:
         policy.load_from_environment()
         section.watch_weakref_finalizers()
         fastpath.install(vars(barriers))
+        txn.BARRIERS_ABOVE.call, txn.BARRIERS_ABOVE.deep_view = barriers.call, barriers.deep_view
         _started = True

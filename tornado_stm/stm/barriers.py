@@ -74,7 +74,7 @@ from tornado_stm.stm.reach import (FRAME_TYPES, HOLDING_IMMUTABLE_TYPES, direct_
                                    direct_container_call)
 from tornado_stm.stm.registry import INSTRUMENTED_CODES, VERSIONED_MODULES, is_instrumented
 from tornado_stm.stm.section import ENTRY_CODE, entry_target, of_another_loop, on_this_loop
-from tornado_stm.stm.txn import (CONTAINER_TYPES, DELETED, Transaction, CURRENT,
+from tornado_stm.stm.txn import (BARRIERS_ABOVE, CONTAINER_TYPES, DELETED, Transaction, CURRENT,
                                  class_attribute_bound, direct_dict_write, direct_write, hold,
                                  take_w_for_step)
 from tornado_stm.stm.versions import RESHAPE_STRIPE, stripe_of_key, stripe_of_object
@@ -890,3 +890,8 @@ def _calls_instrumented_code(kind: type) -> bool:
     dunder = getattr(kind, "__call__", None)
     return type(dunder) is FunctionType and (dunder.__code__ is ENTRY_CODE
                                              or dunder.__code__ in INSTRUMENTED_CODES)
+
+
+# The layer below hands work back to these (see txn.BarriersAbove);
+# tornado_stm.stm.start() enters the C ones once installed.
+BARRIERS_ABOVE.call, BARRIERS_ABOVE.deep_view = call, deep_view

@@ -44,7 +44,8 @@ from tornado_stm.stm.registry import (INSTRUMENTED_CODES, is_engine_code, is_ins
 from tornado_stm.stm.reach import (ATOM_TYPES, FRAME_TYPES, HEAP_TYPE, HOLDING_IMMUTABLE_TYPES,
                                    attribute_names, bound_self,
                                    direct_call_reaching, direct_container_call)
-from tornado_stm.stm.txn import CONTAINER_TYPES, VERSIONS, Transaction, direct_write, hold
+from tornado_stm.stm.txn import (BARRIERS_ABOVE, CONTAINER_TYPES, VERSIONS, Transaction, current,
+                                 direct_write, hold)
 from tornado_stm.stm.versions import RESHAPE_STRIPE, stripe_of_key, stripe_of_object
 from tornado_stm.stm.worldlock import WORLD_LOCK
 
@@ -195,11 +196,8 @@ def through_the_barrier(value: Any) -> Any:
     if not isinstance(target, _OPERATOR_CALLABLES) and (
             not isinstance(target, _C_FUNCTIONS) or policy.lookup(target).kind == "pure"):
         return value
-    from tornado_stm.stm import barriers        # (barriers imports this module)
-    from tornado_stm.stm.txn import current
-
     def called_through_the_barrier(*args: Any, **kwargs: Any) -> Any:
-        return barriers.call(current(), value, *args, **kwargs)
+        return BARRIERS_ABOVE.call(current(), value, *args, **kwargs)
     return called_through_the_barrier
 
 
@@ -230,11 +228,8 @@ def _keys_as_the_section_sees_them(f: Any, kwargs: dict) -> dict:
         sorts = False
     if not sorts:
         return kwargs
-    from tornado_stm.stm import barriers        # (barriers imports this module)
-    from tornado_stm.stm.txn import current
-
     def key_viewed(item: Any) -> Any:
-        return barriers.deep_view(current(), key(item))
+        return BARRIERS_ABOVE.deep_view(current(), key(item))
     return {**kwargs, "key": key_viewed}
 
 

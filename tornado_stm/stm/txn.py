@@ -198,6 +198,22 @@ CURRENT = thread_slot(_Local)
 _writer_markers: dict[int, bytes] = {}
 
 
+class BarriersAbove:
+    """The barriers that code of this layer and of :mod:`.calls` hands work
+    back to: a ``defaultdict``'s factory goes through the call barrier, an
+    application key function's results through ``deep_view``.
+    :mod:`.barriers` sits above both and imports them, so they cannot
+    import it: it enters its barriers here when it is loaded, and
+    :func:`tornado_stm.stm.start` enters the ones in use (the C ones, once
+    installed)."""
+
+    call: Callable[..., Any]
+    deep_view: Callable[..., Any]
+
+
+BARRIERS_ABOVE = BarriersAbove()
+
+
 def current() -> Optional["Transaction"]:
     """The transaction running on this thread, or None outside sections."""
     return CURRENT.tx
@@ -628,8 +644,7 @@ class Transaction:
             factory = shadow.default_factory
             if factory is None:
                 raise KeyError(key)
-            from tornado_stm.stm import barriers      # (barriers imports this module)
-            value = barriers.call(self, factory)
+            value = BARRIERS_ABOVE.call(self, factory)
             shadow[key] = value
         else:
             value = shadow[key]
