@@ -21,9 +21,9 @@ import threading
 from types import CodeType, ModuleType
 from typing import Optional, Sequence
 
-from tornado_stm.instrument.rewriter import GLOBALS_NAME, RUNTIME_NAMES, rewrite
+from tornado_stm.instrument.rewriter import GLOBALS_NAME, RUNTIME_NAMES, rewrite_module
 from tornado_stm.stm import barriers, start
-from tornado_stm.stm.registry import VERSIONED_MODULES, register_code
+from tornado_stm.stm.registry import PLAINLY_READ_GLOBALS, VERSIONED_MODULES, register_code
 from tornado_stm.stm.section import entry, finalizer, module_body
 
 logger = logging.getLogger(__name__)
@@ -39,10 +39,13 @@ def runtime_namespace() -> dict[str, object]:
 
 
 def compile_instrumented(source: str | bytes, filename: str) -> CodeType:
-    """Rewrite and compile module source; the code objects are registered."""
+    """Rewrite and compile module source; the code objects are registered, and
+    so are the globals its functions read plainly."""
     text = source.decode("utf-8") if isinstance(source, bytes) else source
-    code = compile(rewrite(text, filename), filename, "exec", dont_inherit=True)
+    tree, plainly_read = rewrite_module(text, filename)
+    code = compile(tree, filename, "exec", dont_inherit=True)
     register_code(code)
+    PLAINLY_READ_GLOBALS[filename] = plainly_read
     return code
 
 

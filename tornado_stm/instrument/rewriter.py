@@ -176,6 +176,9 @@ class Rewriter(ast.NodeTransformer):
         self.module_names = {symbol.get_name() for symbol in top.get_symbols()
                              if symbol.is_assigned() or symbol.is_imported()
                              or symbol.is_namespace()}
+        #: The module's globals its functions read plainly (not declared
+        #: ``global`` anywhere): rebinding one must be seen (registry.reads_plainly).
+        self.plain_global_reads: set[str] = set()
         self.scope: Optional[_Scope] = None
         self.temp_counter = 0
 
@@ -473,6 +476,8 @@ class Rewriter(ast.NodeTransformer):
         if not self._in_function() or not isinstance(node.ctx, ast.Load):
             return node
         kind = self._resolve(node.id)
+        if kind == "plain" and node.id in self.module_names:
+            self.plain_global_reads.add(node.id)
         if kind == "global":
             return ast.copy_location(
                 _call("_stm_gg", self.tx(), _name(GLOBALS_NAME), _const(node.id)), node)
@@ -1166,6 +1171,13 @@ def _params(args: ast.arguments) -> list[str]:
 
 def rewrite(source: str, filename: str) -> ast.Module:
     """Parse and rewrite a module's source; the result is ready for ``compile``."""
+    return rewrite_module(source, filename)[0]
+
+
+def rewrite_module(source: str, filename: str) -> tuple[ast.Module, frozenset[str]]:
+    """:func:`rewrite`, and the module's globals that its functions read
+    plainly, without a barrier (those no function declares ``global``)."""
     tree = ast.parse(source, filename)
-    tree = Rewriter(source, filename, tree).visit(tree)
-    return ast.fix_missing_locations(tree)
+    rewriter = Rewriter(source, filename, tree)
+    tree = rewriter.visit(tree)
+    return ast.fix_missing_locations(tree), frozenset(rewriter.plain_global_reads)

@@ -72,7 +72,8 @@ from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, DICT_VIEW_TYPES,
                                    is_shared_iterator, read_other_shared, record_nested)
 from tornado_stm.stm.reach import (FRAME_TYPES, HOLDING_IMMUTABLE_TYPES, direct_call_reaching,
                                    direct_container_call)
-from tornado_stm.stm.registry import INSTRUMENTED_CODES, VERSIONED_MODULES, is_instrumented
+from tornado_stm.stm.registry import (INSTRUMENTED_CODES, VERSIONED_MODULES, has_plain_globals,
+                                      is_instrumented, reads_plainly)
 from tornado_stm.stm.section import ENTRY_CODE, entry_target, of_another_loop, on_this_loop
 from tornado_stm.stm.txn import (BARRIERS_ABOVE, CONTAINER_TYPES, DELETED, Transaction, CURRENT,
                                  class_attribute_bound, direct_dict_write, direct_write, hold,
@@ -153,6 +154,8 @@ def instance_dict(tx: Optional[Transaction], obj: Any, read: Any = operator.attr
         take_w_for_step()
     if isinstance(obj, ModuleType):
         versioning_module(tx, obj)          # its dict may be written through
+        if has_plain_globals(obj):
+            _rebinding_plain_globals(tx, obj, "the namespace")
         return read(obj)
     if isinstance(obj, type) or (tx is not None and id(obj) in tx.private):
         return read(obj)
@@ -218,6 +221,8 @@ def _globals_handed_out(tx: Optional[Transaction], function: Any) -> None:
     module = sys.modules.get(getattr(function, "__module__", None) or "")
     if isinstance(module, ModuleType) and module.__dict__ is function.__globals__:
         versioning_module(tx, module)
+        if has_plain_globals(module):
+            _rebinding_plain_globals(tx, module, "the namespace")
 
 
 def versioning_module(tx: Optional[Transaction], module: ModuleType) -> None:
@@ -237,9 +242,27 @@ def versioning_module(tx: Optional[Transaction], module: ModuleType) -> None:
     direct_write((RESHAPE_STRIPE,), VERSIONED_MODULES.add, module)
 
 
+def _rebinding_plain_globals(tx: Optional[Transaction], module: ModuleType, what: str) -> None:
+    """Before a write to globals that the module's own functions read plainly
+    (``setattr(sys.modules[__name__], "hits", n)``, ``config.LIMIT = 5`` from
+    another module, through ``vars(module)``): their reads left no entry in
+    any read log, so the section becomes inevitable and holds
+    RESHAPE_STRIPE, which every section reads at its start: every
+    overlapping section aborts, and runs again after this one."""
+    if tx is not None:
+        tx.become_inevitable(f"rebinding {what} of module {module.__name__}, read plainly")
+    direct_write((RESHAPE_STRIPE,), _no_op)
+
+
+def _no_op() -> None:
+    return None
+
+
 def set_attr(tx: Optional[Transaction], obj: Any, name: str, value: Any) -> None:
     if isinstance(obj, ModuleType):
         versioning_module(tx, obj)
+        if reads_plainly(obj, name):
+            _rebinding_plain_globals(tx, obj, repr(name))
     elif reshaped_class(tx, obj, name, setattr, value):
         return
     if tx is not None and not tx.inevitable:
@@ -304,6 +327,8 @@ def _attr_stripes(obj: Any, name: str) -> tuple[int, ...]:
 def del_attr(tx: Optional[Transaction], obj: Any, name: str) -> None:
     if isinstance(obj, ModuleType):
         versioning_module(tx, obj)
+        if reads_plainly(obj, name):
+            _rebinding_plain_globals(tx, obj, repr(name))
     elif reshaped_class(tx, obj, name, delattr):
         return
     if tx is not None and not tx.inevitable:

@@ -32,6 +32,23 @@ INSTRUMENTED_CODES: set[CodeType] = set()
 VERSIONED_MODULES: set[ModuleType] = set()
 
 
+#: The file of an instrumented module -> the globals its functions read
+#: plainly, without a barrier: those that no function of it declares
+#: ``global`` (docs/semantics.md, limit 4), when it does not name ``globals``.
+PLAINLY_READ_GLOBALS: dict[str, frozenset[str]] = {}
+
+
+def reads_plainly(module: ModuleType, name: str) -> bool:
+    """True when the functions of instrumented ``module`` read its global
+    ``name`` without a barrier: rebinding it must not go unseen by them."""
+    return name in PLAINLY_READ_GLOBALS.get(module.__dict__.get("__file__"), ())
+
+
+def has_plain_globals(module: ModuleType) -> bool:
+    """True when the functions of instrumented ``module`` read some globals plainly."""
+    return bool(PLAINLY_READ_GLOBALS.get(module.__dict__.get("__file__"), ()))
+
+
 def register_code(code: CodeType) -> None:
     """Register ``code`` and every code object nested in it."""
     INSTRUMENTED_CODES.add(code)
