@@ -851,7 +851,7 @@ def _lock_after_w(lock: Any) -> Iterator[Any]:
     lock between two of them, it would wait for W while an inevitable
     section holding W waits for the lock.
     """
-    with WORLD_LOCK.held_for_the_block(), lock as entered:
+    with WORLD_LOCK.held_for_the_block(plain_code=True), lock as entered:
         yield entered
 
 

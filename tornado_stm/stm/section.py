@@ -340,10 +340,22 @@ def entry(fn: F) -> F:
             return result
         if _module_body.depth:
             return fn(*args, **kwargs)
+        if sys._getframe(1).f_code in _THREAD_BOTTOM_CODES:
+            # A thread's own target or run() (started by top-level code, or
+            # by a library): a program of its own, plain code as in start_thread.
+            with module_body():
+                return fn(*args, **kwargs)
         return run_section(fn, args, kwargs)
 
     _wraps(section_entry, fn)
     return section_entry  # type: ignore[return-value]
+
+
+#: The code that calls a thread's target (``Thread.run``) or its own ``run()``
+#: (``Thread._bootstrap_inner``): an application function called from there
+#: is the whole program of its thread.
+_THREAD_BOTTOM_CODES = frozenset({threading.Thread.run.__code__,
+                                  threading.Thread._bootstrap_inner.__code__})
 
 
 def _wraps(wrapper: Callable[..., Any], fn: Callable[..., Any]) -> None:

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import _string
 import abc
+import asyncio
 import concurrent.futures
 import functools
+import multiprocessing.pool
 import operator
 import string
 import threading
@@ -258,21 +260,39 @@ def _special_thread_start(tx: Optional[Transaction], f: Any, args: tuple, kwargs
     start_thread(thread)
 
 
-def _special_pool_call(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
-    """``executor.submit(fn, ...)`` and ``executor.map(fn, ...)`` on a thread pool:
-    irrevocable (it starts threads), and ``fn`` runs on the pool's thread as
-    plain code borrowing this section's W (``section.as_plain_code_on_a_helper``):
-    as one section of its own it would wait for the W of the section that
-    waits for it."""
-    bound = isinstance(f, MethodType)
-    executor = f.__self__ if bound else (args[0] if args else None)
-    rest = args if bound else args[1:]
-    if not isinstance(executor, concurrent.futures.ThreadPoolExecutor) or not rest:
-        return f(*args, **kwargs)
-    if tx is not None:
-        tx.become_inevitable(f"handing work to a {type(executor).__name__}")
-    task = as_plain_code_on_a_helper(rest[0])
-    return f(*(() if bound else (executor,)), task, *rest[1:], **kwargs)
+def _handing_work_to_a_thread(kinds: tuple, position: int) -> Any:
+    """A special for a call that hands a function to threads it does not start
+    itself and waits, or lets its caller wait, for what they return: a
+    thread pool's ``submit``/``map`` (``concurrent.futures``, and
+    ``multiprocessing.pool.ThreadPool``'s ``apply``, ``map``, ``imap``,
+    ``starmap``...), ``loop.run_in_executor`` and ``asyncio.to_thread``.
+    The function is the call's argument at ``position`` (after the bound
+    object, for methods); ``kinds``, when given, are the types that bound
+    object must have. Irrevocable (threads start, the work runs once),
+    and the function runs on the pool's thread as plain code borrowing
+    this section's W (``section.as_plain_code_on_a_helper``): as one
+    section of its own it would wait for the W of the section that waits
+    for it."""
+
+    def special(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
+        if isinstance(f, MethodType):               # pool.map(fn, rows)
+            owner, head, rest = f.__self__, (), args
+        elif kinds:                                 # ThreadPool.map(pool, fn, rows)
+            owner, head, rest = (args[0] if args else None), args[:1], args[1:]
+        else:                                       # asyncio.to_thread(fn, x)
+            owner, head, rest = None, (), args
+        if (kinds and not isinstance(owner, kinds)) or len(rest) <= position:
+            return f(*args, **kwargs)
+        if tx is not None:
+            tx.become_inevitable(f"handing work to {policy.qualified_name(f)}")
+        task = as_plain_code_on_a_helper(rest[position])
+        return f(*head, *rest[:position], task, *rest[position + 1:], **kwargs)
+    return special
+
+
+_THREAD_POOLS = (concurrent.futures.ThreadPoolExecutor,)
+_POOLS = (multiprocessing.pool.ThreadPool,)
+_LOOPS = (asyncio.AbstractEventLoop,)
 
 
 def _special_operator_call(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
@@ -366,8 +386,13 @@ SPECIALS = ((getattr, _special_getattr), (hasattr, _special_hasattr),
             (isinstance, _special_isinstance), (issubclass, _special_isinstance),
             (threading.Thread.start, _special_thread_start),
             (operator.call, _special_operator_call),
-            (concurrent.futures.ThreadPoolExecutor.submit, _special_pool_call),
-            (concurrent.futures.Executor.map, _special_pool_call),
+            (concurrent.futures.ThreadPoolExecutor.submit, _handing_work_to_a_thread(_THREAD_POOLS, 0)),
+            (concurrent.futures.Executor.map, _handing_work_to_a_thread(_THREAD_POOLS, 0)),
+            *((getattr(multiprocessing.pool.Pool, name), _handing_work_to_a_thread(_POOLS, 0))
+              for name in ("apply", "apply_async", "map", "map_async", "imap", "imap_unordered",
+                           "starmap", "starmap_async")),
+            (asyncio.BaseEventLoop.run_in_executor, _handing_work_to_a_thread(_LOOPS, 1)),
+            (asyncio.to_thread, _handing_work_to_a_thread((), 0)),
             (str.format, _special_str_format), (str.format_map, _special_str_format),
             *((clock, _special_clock) for clock in _CLOCKS))
 

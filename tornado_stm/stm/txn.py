@@ -855,6 +855,9 @@ class Transaction:
         stmlog.record(stmlog.STM_BECOME_INEVITABLE, self.stats.thread_num,
                       marker or (stmlog.user_marker() if stmlog.enabled() else b""))
         self.take_w()
+        # Threads running plain code may write while this section runs in
+        # place, as plain Python threads could (one it waits for must).
+        WORLD_LOCK.open_to_plain_code()
         if at_start:
             self.rv = CLOCK[0]
         self.check()
@@ -880,20 +883,23 @@ class Transaction:
         in one order and commit in the other: the readings are kept, and
         :meth:`check_clock_order` aborts the section that would go back. A
         section holding W (inevitable) reads after every commit so far; its
-        reading is entered at once.
+        reading is entered at once. Readings are kept per clock, in seconds
+        (``time.time()`` and ``time.time_ns()`` read one: ``CLOCK_SOURCES``).
         """
         value = clock()
+        source, unit = CLOCK_SOURCES.get(clock, (clock, 1))
+        reading = value * unit
         if self.inevitable:
-            _raise_committed_clock(clock, value)
+            _raise_committed_clock(source, reading)
             return value
         if self.clock_readings is None:
             self.clock_readings = {}
-        span = self.clock_readings.get(clock)
+        span = self.clock_readings.get(source)
         if span is None:
-            self.clock_readings[clock] = [value, value]
+            self.clock_readings[source] = [reading, reading]
         else:
-            span[0] = min(span[0], value)
-            span[1] = max(span[1], value)
+            span[0] = min(span[0], reading)
+            span[1] = max(span[1], reading)
         return value
 
     def check_clock_order(self) -> None:
@@ -902,12 +908,12 @@ class Transaction:
         readings, self.clock_readings = self.clock_readings, None
         if readings is None:
             return
-        for clock, (lowest, _) in readings.items():
-            committed = COMMITTED_CLOCK_READINGS.get(clock)
+        for source, (lowest, _) in readings.items():
+            committed = COMMITTED_CLOCK_READINGS.get(source)
             if committed is not None and committed > lowest:
                 self.abort(CLOCK_READ_OUT_OF_ORDER)
-        for clock, (_, highest) in readings.items():
-            _raise_committed_clock(clock, highest)
+        for source, (_, highest) in readings.items():
+            _raise_committed_clock(source, highest)
 
     def check_copies_kept(self) -> None:
         """Abort, to run again inevitably, if something still holds one of the
@@ -1008,7 +1014,28 @@ class Transaction:
 #: The abort cause of a section whose clock reading a later-read one committed first.
 CLOCK_READ_OUT_OF_ORDER = "clock read out of serial order"
 
-#: clock function -> the highest reading of it a committed section made
+def _clock_sources() -> dict[Any, tuple[str, float]]:
+    """``time``'s clock functions -> (the clock each reads, seconds per unit).
+
+    ``time.time`` and ``time.time_ns`` read one clock, and so do
+    ``monotonic`` and ``perf_counter`` where the platform implements both
+    alike (Linux: ``CLOCK_MONOTONIC``); their readings are ordered together.
+    """
+    sources = {}
+    for name in ("time", "monotonic", "perf_counter", "process_time"):
+        source = time.get_clock_info(name).implementation
+        sources[getattr(time, name)] = (source, 1)
+        sources[getattr(time, name + "_ns")] = (source, 1e-9)
+    return sources
+
+
+#: A clock function -> (the clock it reads, seconds per unit of its readings).
+CLOCK_SOURCES = _clock_sources()
+#: A clock -> a function reading it in seconds.
+_READ_IN_SECONDS = {source: clock for clock, (source, unit) in CLOCK_SOURCES.items()
+                    if unit == 1}
+
+#: A clock -> the highest reading of it (in seconds) a committed section made
 #: (written under W; see Transaction.read_clock).
 COMMITTED_CLOCK_READINGS: dict[Any, Any] = {}
 
@@ -1025,14 +1052,16 @@ def enter_clocks_read_in_place() -> None:
     Only clocks some section read through the special are entered (the
     others have no optimistic readings to order).
     """
-    for clock in list(COMMITTED_CLOCK_READINGS):
-        _raise_committed_clock(clock, clock())
+    for source in list(COMMITTED_CLOCK_READINGS):
+        read = _READ_IN_SECONDS.get(source)
+        if read is not None:
+            _raise_committed_clock(source, read())
 
 
-def _raise_committed_clock(clock: Any, highest: Any) -> None:
-    committed = COMMITTED_CLOCK_READINGS.get(clock)
+def _raise_committed_clock(source: Any, highest: Any) -> None:
+    committed = COMMITTED_CLOCK_READINGS.get(source)
     if committed is None or highest > committed:
-        COMMITTED_CLOCK_READINGS[clock] = highest
+        COMMITTED_CLOCK_READINGS[source] = highest
 
 
 def _noop() -> None:
@@ -1195,7 +1224,7 @@ def direct_write(stripes: "set[int] | tuple[int, ...]", op: Any, *args: Any) -> 
     """
     own = not WORLD_LOCK.held_by_current_thread()
     if own:
-        WORLD_LOCK.acquire()
+        WORLD_LOCK.acquire(plain_code=True)     # (a section or a step holds W already)
     try:
         hold(stripes)
         return op(*args)

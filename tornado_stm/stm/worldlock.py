@@ -25,7 +25,10 @@ section that starts a thread and waits for it (``join()``) must not wait
 for ever on a thread that needs W for its plain writes. While the holder
 keeps W, a borrower takes a second lock instead, and its writes become
 part of the holder's; when the holder gives W up, its loans end and the
-borrowers wait for W as everyone else.
+borrowers wait for W as everyone else. An inevitable section lends W to
+every thread running plain application code (``open_to_plain_code``):
+a worker thread the script started before, serving a queue the section
+waits on, would otherwise wait for ever too.
 """
 
 from __future__ import annotations
@@ -33,6 +36,11 @@ from __future__ import annotations
 import contextlib
 import threading
 from typing import Callable, Iterator, Optional
+
+
+#: Seconds between two looks of plain code waiting for W at whether the
+#: holder has opened it to plain code meanwhile.
+_PLAIN_CODE_POLL = 0.005
 
 
 class WorldLockError(RuntimeError):
@@ -50,24 +58,37 @@ class WorldLock:
         self._borrowers: set[int] = set()
         self._loan = threading.Lock()        # one borrower at a time; guards _borrowers
         self._borrower: Optional[int] = None
+        #: True while the holder lets every thread running plain application
+        #: code borrow W (open_to_plain_code); guarded by _loan.
+        self._open_to_plain = False
         self._switches: list[tuple[Callable[[], object], Callable[[object], None]]] = []
         self._before_release: list[Callable[[], None]] = []
 
     def acquire(self, on_wait: Optional[Callable[[], None]] = None,
-                on_done: Optional[Callable[[], None]] = None) -> None:
+                on_done: Optional[Callable[[], None]] = None, plain_code: bool = False) -> None:
         """Take W, blocking. ``on_wait``/``on_done`` run around a blocking wait.
 
         The hooks let the STM log ``WAIT_OTHER_INEVITABLE``/``WAIT_DONE``
-        only when the thread really waited.
+        only when the thread really waited. ``plain_code``: the caller runs
+        plain application code (not a section, not framework code), which
+        borrows W from a holder open to it, even one that opens while the
+        caller waits.
         """
         if self.held_by_current_thread():
             raise WorldLockError("the world lock is already held by this thread")
-        if self._borrowers and self._borrow():
+        if (self._borrowers or self._open_to_plain) and self._borrow(plain_code):
             return
         if not self._lock.acquire(blocking=False):
             if on_wait is not None:
                 on_wait()
-            self._lock.acquire()
+            if plain_code:
+                while not self._lock.acquire(timeout=_PLAIN_CODE_POLL):
+                    if self._open_to_plain and self._borrow(plain_code):
+                        if on_done is not None:
+                            on_done()
+                        return
+            else:
+                self._lock.acquire()
             if on_done is not None:
                 on_done()
         self._hold += 1
@@ -87,12 +108,19 @@ class WorldLock:
             if self._hold == loan and self.locked():
                 self._borrowers.add(threading.get_ident())
 
-    def _borrow(self) -> bool:
+    def open_to_plain_code(self) -> None:
+        """By the holder, an inevitable section: until it gives W up, threads
+        running plain application code borrow it (see ``acquire``)."""
+        if not self.held_by_current_thread():
+            raise WorldLockError("the world lock is opened by a thread that does not hold it")
+        self._open_to_plain = True
+
+    def _borrow(self, plain_code: bool = False) -> bool:
         me = threading.get_ident()
-        if me not in self._borrowers:
+        if me not in self._borrowers and not (plain_code and self._open_to_plain):
             return False
         self._loan.acquire()
-        if me in self._borrowers:
+        if me in self._borrowers or (plain_code and self._open_to_plain):
             self._borrower = me
             return True
         self._loan.release()                # the loan ended meanwhile
@@ -101,6 +129,7 @@ class WorldLock:
     def _end_loans(self) -> None:
         with self._loan:                    # after the borrower's write in progress
             self._borrowers.clear()
+            self._open_to_plain = False
 
     def before_release(self, hook: Callable[[], None]) -> None:
         """Run ``hook()`` each time W is released, still holding it (the STM
@@ -115,19 +144,19 @@ class WorldLock:
             return
         if not self._lock._is_owned():  # type: ignore[attr-defined]
             raise WorldLockError("the world lock is released by a thread that does not hold it")
-        if self._borrowers:
+        if self._borrowers or self._open_to_plain:
             self._end_loans()
         for hook in self._before_release:
             hook()
         self._lock.release()
 
     @contextlib.contextmanager
-    def held_for_the_block(self) -> Iterator[None]:
+    def held_for_the_block(self, plain_code: bool = False) -> Iterator[None]:
         """Hold W for a ``with`` block: taken at its start unless this thread
         holds it already, and then given back at its end."""
         took = not self.held_by_current_thread()
         if took:
-            self.acquire()
+            self.acquire(plain_code=plain_code)
         try:
             yield
         finally:
