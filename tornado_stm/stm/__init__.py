@@ -71,7 +71,9 @@ def start() -> None:
     that act like barriers in the policy table
     (:mod:`.specials`), reads the user's policy file
     (``$TORNADO_STM_POLICY``), has ``weakref.finalize`` callbacks wait for
-    the end of the section their referent died in (:mod:`.section`) and, when the C extension loaded, puts the C
+    the end of the section their referent died in and threads that a
+    module's top-level code starts run as plain code (:mod:`.section`) and,
+    when the C extension loaded, puts the C
     barriers in place of the hot Python ones (:mod:`.fastpath`). Nothing
     of this happens at import. Calling it again does nothing; preparing
     instrumented code calls it too, so that no caller can forget it.
@@ -86,6 +88,7 @@ def start() -> None:
         section.configure_from_environment()
         # in-place writes of inevitable sections are unlocked before W is given up
         WORLD_LOCK.before_release(txn.release_held)
+        section.watch_thread_starts()           # before the specials: Thread.start is one
         specials.register()
         policy.load_from_environment()
         section.watch_weakref_finalizers()

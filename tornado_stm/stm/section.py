@@ -260,6 +260,10 @@ def module_body() -> Iterator[None]:
         _module_body.depth -= 1
 
 
+#: ``threading.Thread.start`` as the standard library defines it.
+_thread_start = threading.Thread.start
+
+
 def start_thread(thread: threading.Thread) -> None:
     """``thread.start()`` called by instrumented code: the thread runs its code as
     plain code, as a script's module body does, not as one section.
@@ -272,7 +276,7 @@ def start_thread(thread: threading.Thread) -> None:
     the holder keeps it: they become part of the holder's.
     """
     thread.run = as_plain_code_on_a_helper(thread.run)  # type: ignore[method-assign]
-    thread.start()
+    _thread_start(thread)
 
 
 def as_plain_code_on_a_helper(fn: F) -> F:
@@ -340,22 +344,10 @@ def entry(fn: F) -> F:
             return result
         if _module_body.depth:
             return fn(*args, **kwargs)
-        if sys._getframe(1).f_code in _THREAD_BOTTOM_CODES:
-            # A thread's own target or run() (started by top-level code, or
-            # by a library): a program of its own, plain code as in start_thread.
-            with module_body():
-                return fn(*args, **kwargs)
         return run_section(fn, args, kwargs)
 
     _wraps(section_entry, fn)
     return section_entry  # type: ignore[return-value]
-
-
-#: The code that calls a thread's target (``Thread.run``) or its own ``run()``
-#: (``Thread._bootstrap_inner``): an application function called from there
-#: is the whole program of its thread.
-_THREAD_BOTTOM_CODES = frozenset({threading.Thread.run.__code__,
-                                  threading.Thread._bootstrap_inner.__code__})
 
 
 def _wraps(wrapper: Callable[..., Any], fn: Callable[..., Any]) -> None:
@@ -466,6 +458,22 @@ def configure_from_environment() -> None:
 def watch_weakref_finalizers() -> None:
     """Have ``weakref.finalize`` callbacks wait for the end of the section their referent died in."""
     weakref.finalize.__call__ = _finalize_from_a_weakref  # type: ignore[method-assign]
+
+
+def _start_from_plain_code(thread: threading.Thread) -> None:
+    """``Thread.start`` where plain code of the application starts a thread
+    (a module's top level: ``Thread(target=worker).start()`` at import, which
+    the call barrier never sees): the thread runs its code as plain code,
+    as one started by instrumented code does (:func:`start_thread`), not as
+    one endless section."""
+    if _module_body.depth and CURRENT.tx is None:
+        thread.run = as_plain_code_on_a_helper(thread.run)  # type: ignore[method-assign]
+    _thread_start(thread)
+
+
+def watch_thread_starts() -> None:
+    """Have threads started by an instrumented module's top-level code run as plain code."""
+    threading.Thread.start = _start_from_plain_code  # type: ignore[method-assign]
 
 
 def finalizer(fn: Any) -> Any:

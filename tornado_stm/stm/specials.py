@@ -401,3 +401,5 @@ def register() -> None:
     """Enter the handlers in the policy table (:func:`tornado_stm.stm.start` does it once)."""
     for callable_, handler in SPECIALS:
         policy.register_special(callable_, handler)
+    # Thread.start as section.watch_thread_starts() left it, too.
+    policy.register_special(threading.Thread.start, _special_thread_start)
