@@ -886,8 +886,11 @@ class Transaction:
         reading is entered at once. Readings are kept per clock, in seconds
         (``time.time()`` and ``time.time_ns()`` read one: ``CLOCK_SOURCES``).
         """
-        value = clock()
         source, unit = CLOCK_SOURCES.get(clock, (clock, 1))
+        # Entered before the reading: a hold that ends after this sees it
+        # (enter_clocks_read_in_place); one that ended before read earlier.
+        CLOCKS_IN_USE.add(source)
+        value = clock()
         reading = value * unit
         if self.inevitable:
             _raise_committed_clock(source, reading)
@@ -1038,6 +1041,8 @@ _READ_IN_SECONDS = {source: clock for clock, (source, unit) in CLOCK_SOURCES.ite
 #: A clock -> the highest reading of it (in seconds) a committed section made
 #: (written under W; see Transaction.read_clock).
 COMMITTED_CLOCK_READINGS: dict[Any, Any] = {}
+#: The clocks some section has read through the special (only grows).
+CLOCKS_IN_USE: set[Any] = set()
 
 
 def enter_clocks_read_in_place() -> None:
@@ -1052,7 +1057,7 @@ def enter_clocks_read_in_place() -> None:
     Only clocks some section read through the special are entered (the
     others have no optimistic readings to order).
     """
-    for source in list(COMMITTED_CLOCK_READINGS):
+    for source in list(CLOCKS_IN_USE):
         read = _READ_IN_SECONDS.get(source)
         if read is not None:
             _raise_committed_clock(source, read())
