@@ -49,7 +49,10 @@ reader can never see one of its writes without the others: it waits, or
 aborts, and sees all of them after. Objects the section created before
 becoming inevitable stop being private then, since publishing made them
 reachable (but only through stripes it holds: the rewriter's fresh locals
-go on filling them without barriers, unseen).
+go on filling them without barriers, unseen). Threads running plain
+application code (not sections) borrow its W for their in-place writes
+(``WorldLock.open_to_plain_code``): a section waiting for such a thread
+would otherwise wait for ever.
 
 *Direct mode.* Instrumented code running outside any section (a coroutine
 step driven by the event loop) writes in place under W the same way; its
@@ -72,6 +75,10 @@ waiting for W holds none of them.
 never a conflict, but a serial run reads each clock in the order its
 sections run: a section whose reading is below one a section committed
 before it made aborts at its commit (:meth:`Transaction.read_clock`).
+Readings are kept per clock (``time.time`` and ``time.time_ns`` read
+one), and a hold of W that ran code in place enters a reading of now for
+every clock in use when it ends (:func:`enter_clocks_read_in_place`):
+library code reads clocks the special never sees.
 
 *Read shadows.* A shared container handed to code that reads it later
 (a lazy iterator, a ``for`` loop, a dict view) is given a private copy,
