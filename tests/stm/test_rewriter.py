@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from tornado_stm.instrument.rewriter import ALIAS_SUFFIX, rewrite
+from tornado_stm.instrument.rewriter import ALIAS_SUFFIX, rewrite, rewrite_module
 
 SOURCE = textwrap.dedent('''
     import heapq
@@ -372,3 +372,29 @@ def test_a_star_import_or_a_local_of_the_same_name_unmakes_a_module_constant() -
     shadowed = _unparse(rewrite("STEPS = ((1, 2),)\n\ndef g(STEPS, shared):\n"
                                 "    for a, b in STEPS:\n        return a + shared\n", "c.py"))
     assert "_stm_binop(_stm_tx, 0, a, shared)" in shadowed
+
+
+def test_the_globals_functions_read_plainly_are_reported() -> None:
+    """Rebinding one of them must be seen (barriers._rebinding_plain_globals):
+    the names a function reads without a barrier, not those declared
+    ``global`` somewhere, nor builtins, locals or names never read."""
+    source = textwrap.dedent('''
+        import sys
+        hits = 0
+        total = 0
+        LIMIT = 10
+        unused = 1
+
+        def bump(n):
+            global total
+            total += n
+            return hits + LIMIT + len(sys.argv)
+
+        def local_only(hits):
+            return hits
+    ''')
+    _, plainly_read = rewrite_module(source, "<plain-globals>")
+    assert plainly_read == {"hits", "LIMIT", "sys"}
+    source_with_globals = source + "\ndef names():\n    return globals()\n"
+    assert rewrite_module(source_with_globals, "<all-barriered>")[1] == frozenset()
+
