@@ -110,3 +110,46 @@ def test_a_loan_ends_when_the_lender_gives_w_up() -> None:
     late.acquire()
     assert late.held_by_current_thread()
     late.release()
+
+
+def test_plain_code_borrows_w_from_a_holder_open_to_it_even_while_waiting() -> None:
+    """An inevitable section opens its W to threads running plain code (a
+    worker thread it waits for): one already waiting for W when it opens
+    borrows it too; framework code (acquire without plain_code) still waits,
+    and the opening ends with the hold."""
+    lock = WorldLock()
+    lock.acquire()
+    order: list[str] = []
+
+    def plain_writer() -> None:
+        lock.acquire(plain_code=True)
+        order.append("plain")
+        lock.release()
+
+    def framework() -> None:
+        lock.acquire()
+        order.append("framework")
+        lock.release()
+
+    writer = threading.Thread(target=plain_writer)
+    other = threading.Thread(target=framework)
+    writer.start()
+    other.start()
+    writer.join(0.1)
+    assert writer.is_alive(), "plain code took W from a holder not open to it"
+    lock.open_to_plain_code()
+    writer.join(10)
+    assert not writer.is_alive() and order == ["plain"]
+    other.join(0.1)
+    assert other.is_alive(), "framework code borrowed W"
+    lock.release()                  # ends the opening: the framework thread goes
+    other.join(10)
+    assert order == ["plain", "framework"]
+    lock.acquire()                  # a new hold, not open: plain code waits again
+    late = threading.Thread(target=plain_writer)
+    late.start()
+    late.join(0.1)
+    assert late.is_alive()
+    lock.release()
+    late.join(10)
+    assert order == ["plain", "framework", "plain"]
