@@ -760,26 +760,26 @@ def augmented(tx: Optional[Transaction], op: Any, target: Any, value: Any) -> An
     return op(target, value)
 
 
-#: Plain mutual-exclusion locks, and every context manager whose
-#: ``__enter__`` blocks until another thread lets go.
-_PLAIN_LOCKS = (type(threading.Lock()), type(threading.RLock()))
-_BLOCKING_LOCKS = (*_PLAIN_LOCKS, threading.Condition, threading.Semaphore)
+#: Every context manager whose ``__enter__`` blocks until another thread lets go.
+_BLOCKING_LOCKS = (type(threading.Lock()), type(threading.RLock()), threading.Condition,
+                   threading.Semaphore)
 
 
 def context_manager(tx: Optional[Transaction], obj: Any) -> Any:
     """The object of a ``with`` or ``async with``: its ``__enter__`` runs without
-    a barrier. A lock is always taken after W, so that no thread holds a
-    lock while it waits for W: by a coroutine step, which takes W first if
-    it does not hold it yet; by a section, which becomes inevitable first
-    (one that took a lock optimistically and then had to become inevitable
+    a barrier. A section or a step takes a lock only while holding W, so
+    that it never waits for W holding one: a coroutine step takes W first
+    if it does not hold it yet; a section becomes inevitable first (one
+    that took a lock optimistically and then had to become inevitable
     would wait for W holding the lock, while an inevitable section holding
-    W waits for that lock); and by plain code (a thread the application
-    started), which holds W for the block (:func:`_lock_after_w`)."""
+    W waits for that lock). Plain code (a thread the application started)
+    enters the lock as it is: it may then wait for W for a write, but every
+    holder of W that could wait for its lock (an inevitable section, a
+    step) lends W to plain code (``WorldLock.open_to_plain_code``), so a
+    ``Condition.wait()`` in its block lets producers in."""
     if tx is None:
         if CURRENT.step is not None:
             take_w_for_step()
-        elif type(obj) in _PLAIN_LOCKS:
-            return _lock_after_w(obj)
     elif isinstance(obj, _BLOCKING_LOCKS):
         if not tx.inevitable:
             tx.become_inevitable(f"entering a {type(obj).__name__}")
@@ -841,18 +841,6 @@ def _enters_safely(obj: Any) -> bool:
             method is None or is_instrumented(method) for method in methods)
         _enters_safely_by_type[kind] = answer
     return answer
-
-
-@contextlib.contextmanager
-def _lock_after_w(lock: Any) -> Iterator[Any]:
-    """Plain code's ``with lock:``: W, then the lock, both held to the end of the block.
-
-    Plain code writes in place under W, one write at a time; holding the
-    lock between two of them, it would wait for W while an inevitable
-    section holding W waits for the lock.
-    """
-    with WORLD_LOCK.held_for_the_block(plain_code=True), lock as entered:
-        yield entered
 
 
 def new(tx: Optional[Transaction], obj: Any) -> Any:

@@ -35,7 +35,7 @@ from typing import Any, Optional
 
 from tornado_stm.stm import attrkinds
 from tornado_stm.stm.attrkinds import IMMUTABLE_TYPES
-from tornado_stm.stm.registry import VERSIONED_MODULES
+from tornado_stm.stm.registry import VERSIONED_MODULES, has_plain_globals
 from tornado_stm.stm.txn import CONTAINER_TYPES, Transaction, direct_write, hold, when_unlocking
 from tornado_stm.stm.versions import RESHAPE_STRIPE, stripe_of_key, stripe_of_object
 
@@ -161,11 +161,16 @@ def _copy_of(container: Any) -> Any:
 def _reach_module(reach: Reach, module: ModuleType) -> None:
     """A module's globals are a dict: held key by key, as its readers version them.
     A library module no section wrote was read plainly: it becomes versioned,
-    and every overlapping section (which may have read it plainly) aborts."""
+    and every overlapping section (which may have read it plainly) aborts;
+    so for an instrumented module whose functions read some globals plainly."""
     reach.containers.append(module.__dict__)
     if module not in VERSIONED_MODULES:
         reach.everything = True
         VERSIONED_MODULES.add(module)
+    elif has_plain_globals(module):
+        # Its functions read some globals plainly, with no read-log entry
+        # (barriers._rebinding_plain_globals): every overlapping section aborts.
+        reach.everything = True
 
 
 def bound_self(f: Any) -> Any:

@@ -533,6 +533,7 @@ def _step(resume: Callable[..., Any], *args: Any) -> Any:
         return resume(*args)        # in a section, in a step of its own, or under W already
     if not BARRIERS_CHECK_STEPS[0] or _resumes_in_library_code(resume.__self__):
         with WORLD_LOCK:
+            WORLD_LOCK.open_to_plain_code()     # it runs in place, as an inevitable section
             try:
                 return _yielded_to_the_task(resume(*args))
             finally:
@@ -543,6 +544,7 @@ def _step(resume: Callable[..., Any], *args: Any) -> Any:
         nonlocal took_w
         CURRENT.step = None
         WORLD_LOCK.acquire()
+        WORLD_LOCK.open_to_plain_code()
         took_w = True
 
     CURRENT.step = take_w

@@ -127,11 +127,13 @@ def _special_object_delattr(tx: Optional[Transaction], f: Any, args: tuple, kwar
     logged (or, out of optimistic mode, made with the attribute's stripes held)
     without running the custom ``__delattr__`` again."""
     f, args = _object_slot_call(f, args, deleting=True)
+    if len(args) == 2 and isinstance(args[0], ModuleType) and not kwargs:
+        return del_attr(tx, *args)          # a module's attributes live in its dict
     name = _attribute_name(args[1]) if len(args) == 2 else None
     if not kwargs and name is not None and reshaped_class(tx, args[0], name, f):
         return None
     if kwargs or name is None or (tx is not None and id(args[0]) in tx.private) \
-            or _refused_by_the_slot(f, args[0]) or isinstance(args[0], ModuleType):
+            or _refused_by_the_slot(f, args[0]):
         return f(*args, **kwargs)
     obj = args[0]
     if tx is not None and not tx.inevitable:

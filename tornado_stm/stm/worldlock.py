@@ -151,12 +151,12 @@ class WorldLock:
         self._lock.release()
 
     @contextlib.contextmanager
-    def held_for_the_block(self, plain_code: bool = False) -> Iterator[None]:
+    def held_for_the_block(self) -> Iterator[None]:
         """Hold W for a ``with`` block: taken at its start unless this thread
         holds it already, and then given back at its end."""
         took = not self.held_by_current_thread()
         if took:
-            self.acquire(plain_code=plain_code)
+            self.acquire()
         try:
             yield
         finally:

@@ -32,3 +32,10 @@ def add_via(get_target, key):
         pass
     target[key] = v + 1
     return v + 1
+
+
+def set_on(obj, name, value):
+    """setattr(obj, name, value), a little work first."""
+    for _ in range(100):
+        pass
+    setattr(obj, name, value)
