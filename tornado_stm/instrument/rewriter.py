@@ -48,6 +48,7 @@ temporaries before the target's own sub-expressions, as Python does.
 from __future__ import annotations
 
 import ast
+import builtins
 import symtable
 from typing import Iterable, Optional
 
@@ -476,7 +477,9 @@ class Rewriter(ast.NodeTransformer):
         if not self._in_function() or not isinstance(node.ctx, ast.Load):
             return node
         kind = self._resolve(node.id)
-        if kind == "plain" and node.id in self.module_names:
+        if kind == "plain" and (node.id in self.module_names or not hasattr(builtins, node.id)):
+            # (a name no top-level statement binds may still be a global:
+            # ``from m import *``, ``setattr(sys.modules[__name__], ...)``)
             self.plain_global_reads.add(node.id)
         if kind == "global":
             return ast.copy_location(

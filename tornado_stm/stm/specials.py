@@ -32,6 +32,7 @@ from tornado_stm.stm.barriers import (call, contains, deep_view, del_attr, del_i
 from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, call_reading,
                                    handed_out_iterator, is_shared_iterator, through_the_barrier)
 from tornado_stm.stm.reach import direct_container_call
+from tornado_stm.stm.registry import is_instrumented
 from tornado_stm.stm.section import after_the_section, as_plain_code_on_a_helper, start_thread
 from tornado_stm.stm.txn import Transaction, direct_write
 from tornado_stm.stm.versions import stripe_of_key
@@ -287,9 +288,27 @@ def _handing_work_to_a_thread(kinds: tuple, position: int) -> Any:
             return f(*args, **kwargs)
         if tx is not None:
             tx.become_inevitable(f"handing work to {policy.qualified_name(f)}")
-        task = as_plain_code_on_a_helper(rest[position])
-        return f(*head, *rest[:position], task, *rest[position + 1:], **kwargs)
+        handed = list(rest)
+        handed[position] = as_plain_code_on_a_helper(rest[position])
+        # What the pool's own threads call back (ThreadPool's callbacks, at
+        # their keyword or their place after the task's arguments, and the
+        # initializer each new thread runs first) is plain code too: as a
+        # section it would wait for the W of the section waiting for it.
+        for name, index in (("callback", position + 3), ("error_callback", position + 4)):
+            if _is_application_code(kwargs.get(name)):
+                kwargs = {**kwargs, name: as_plain_code_on_a_helper(kwargs[name])}
+            elif isinstance(owner, _POOLS) and index < len(handed) \
+                    and _is_application_code(handed[index]):
+                handed[index] = as_plain_code_on_a_helper(handed[index])
+        if _is_application_code(getattr(owner, "_initializer", None)):
+            owner._initializer = as_plain_code_on_a_helper(owner._initializer)
+        return f(*head, *handed, **kwargs)
     return special
+
+
+def _is_application_code(fn: Any) -> bool:
+    """An instrumented function, or a method of one (a callback of the application)."""
+    return is_instrumented(fn) or (isinstance(fn, MethodType) and is_instrumented(fn.__func__))
 
 
 _THREAD_POOLS = (concurrent.futures.ThreadPoolExecutor,)

@@ -39,3 +39,34 @@ def set_on(obj, name, value):
     for _ in range(100):
         pass
     setattr(obj, name, value)
+
+
+def _slow_bump(d, key):
+    v = d[key]
+    for _ in range(200):
+        pass
+    d[key] = v + 1
+
+
+def bump_from_gen(gen_fn, key):
+    """for d in gen_fn(): d[key] += 1 -- the targets come from an application generator."""
+    for d in gen_fn():
+        _slow_bump(d, key)
+
+
+def bump_via_out(fill, key):
+    """fill(box) puts the target into a list of ours; then box[0][key] += 1."""
+    box = []
+    fill(box)
+    _slow_bump(box[0], key)
+
+
+class Holder:
+    target = None
+
+
+def bump_via_holder(fill, key):
+    """fill(holder) sets holder.target; then holder.target[key] += 1."""
+    h = Holder()
+    fill(h)
+    _slow_bump(h.target, key)
