@@ -205,13 +205,13 @@ def test_containers_made_by_operators_and_calls_are_read_through_barriers_later(
     code = _kinds("made")
     # A new list is not private: a write to it is buffered, so a later plain
     # read would miss it.
-    assert "_stm_view(_stm_tx, x) + _stm_new(_stm_tx, [2])" in code
+    assert "_stm_operand(_stm_tx, x) + _stm_new(_stm_tx, [2])" in code
     assert "_stm_cmp(_stm_tx, 0, c, counter)" in code
     assert "_stm_binop(_stm_tx, 0, s, shared)" in code
     assert "_stm_cmp(_stm_tx, 0, t, shared)" in code
     assert "_stm_binop(_stm_tx, 0, u, a)" in code
     # Used where it is made, it cannot have been written yet.
-    assert "_stm_binop(_stm_tx, 0, a, b) + _stm_view(_stm_tx, shared))" in code
+    assert "_stm_binop(_stm_tx, 0, a, b) + _stm_operand(_stm_tx, shared))" in code
 
 
 def test_fresh_lists_seen_by_nested_scopes_or_kept_across_yields_are_read_through_view() -> None:
@@ -345,7 +345,7 @@ def test_documented_limit_an_application_operator_result_is_taken_for_an_atom() 
     # (a list + 1 raises); an application __add__ returning a shared list
     # would be read here without a barrier.
     code = _unparse(rewrite("def f(x, z):\n    y = x + 1\n    return y + z\n", "limit.py"))
-    assert "return y + _stm_view(_stm_tx, z)" in code
+    assert "return y + _stm_operand(_stm_tx, z)" in code
 
 
 def test_what_iterate_would_return_as_it_is_is_iterated_directly() -> None:

@@ -63,7 +63,7 @@ RUNTIME_NAMES = {
     "_stm_gg": "get_global", "_stm_sg": "set_global", "_stm_dg": "del_global",
     "_stm_call": "call", "_stm_iter": "iterate", "_stm_in": "contains",
     "_stm_aug": "augmented", "_stm_new": "new", "_stm_Box": "Box",
-    "_stm_view": "view", "_stm_dview": "deep_view", "_stm_truth": "truth",
+    "_stm_view": "view", "_stm_operand": "operand", "_stm_dview": "deep_view", "_stm_truth": "truth",
     "_stm_touch": "touch", "_stm_tick": "tick", "_stm_binop": "binary", "_stm_cmp": "compare",
     "_stm_match": "match_subject", "_stm_named": "named_value",
     "_stm_bind_globals": "binding_globals", "_stm_idict": "instance_dict",
@@ -519,7 +519,7 @@ class Rewriter(ast.NodeTransformer):
 
     def _keyword(self, node: ast.keyword) -> ast.keyword:
         if node.arg is None:                     # f(**mapping) reads the mapping now
-            node.value = self._wrapped("_stm_view", node.value)
+            node.value = self._wrapped("_stm_operand", node.value)
             return node
         return self.visit(node)
 
@@ -566,7 +566,7 @@ class Rewriter(ast.NodeTransformer):
 
     def visit_Dict(self, node: ast.Dict) -> ast.AST:
         node.keys = [self.visit(k) if k is not None else None for k in node.keys]
-        node.values = [self.visit(v) if k is not None else self._wrapped("_stm_view", v)
+        node.values = [self.visit(v) if k is not None else self._wrapped("_stm_operand", v)
                        for k, v in zip(node.keys, node.values)]
         return self._private(node)
 
@@ -762,7 +762,7 @@ class Rewriter(ast.NodeTransformer):
         if isinstance(node.op, ast.Not):
             node.operand = self._test(node.operand)
         else:
-            node.operand = self._wrapped("_stm_view", node.operand)
+            node.operand = self._wrapped("_stm_operand", node.operand)
         return node
 
     def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
@@ -778,13 +778,13 @@ class Rewriter(ast.NodeTransformer):
                 self.visit(node.left), self.visit(node.right)), node)
         left_number = by_number and left == NUMBER
         right_number = by_number and right == NUMBER
-        node.left = self.visit(node.left) if right_number else self._wrapped("_stm_view", node.left)
+        node.left = self.visit(node.left) if right_number else self._wrapped("_stm_operand", node.left)
         if left_number:
             node.right = self.visit(node.right)
         elif isinstance(node.op, ast.Mod):       # 'fmt' % value formats it: nested items too
             node.right = self._deep(node.right)
         else:
-            node.right = self._wrapped("_stm_view", node.right)
+            node.right = self._wrapped("_stm_operand", node.right)
         return node
 
     def visit_FormattedValue(self, node: ast.FormattedValue) -> ast.AST:
@@ -903,7 +903,7 @@ class Rewriter(ast.NodeTransformer):
                 and self.scope.kinds.get(target.id, UNKNOWN) >= SCALAR:
             # n += i on a local that never holds a shared container: plain Python.
             node.value = (self._deep(node.value) if isinstance(node.op, ast.Mod)
-                          else self._wrapped("_stm_view", node.value))
+                          else self._wrapped("_stm_operand", node.value))
             return node
         op = ast.Attribute(value=_name("_stm_operator"), attr=_AUG_OPS[type(node.op)],
                            ctx=ast.Load())

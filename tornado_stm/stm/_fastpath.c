@@ -97,11 +97,11 @@ PyList_GetItemRef(PyObject *list, Py_ssize_t index)
 
 enum { B_CURRENT, B_GET_ATTR, B_SET_ATTR, B_DEL_ATTR, B_GET_ITEM, B_SET_ITEM, B_DEL_ITEM,
        B_GET_GLOBAL, B_CALL, B_ITERATE, B_CONTAINS, B_NEW, B_VIEW, B_DEEP_VIEW, B_TRUTH,
-       B_TOUCH, B_TICK, B_BINARY, B_COMPARE, B_COUNT };
+       B_TOUCH, B_TICK, B_BINARY, B_COMPARE, B_OPERAND, B_COUNT };
 static const char *barrier_names[B_COUNT] = {
     "current", "get_attr", "set_attr", "del_attr", "get_item", "set_item", "del_item",
     "get_global", "call", "iterate", "contains", "new", "view", "deep_view", "truth",
-    "touch", "tick", "binary", "compare"};
+    "touch", "tick", "binary", "compare", "operand"};
 
 static struct {
     int configured;
@@ -470,7 +470,7 @@ step_needs_w(int barrier, PyObject *const *args, Py_ssize_t nargs)
         return 0;
     case B_BINARY: case B_COMPARE:
         return !(nargs == 4 && is_scalar(args[2]) && is_scalar(args[3]));
-    case B_VIEW: case B_DEEP_VIEW: case B_TRUTH: case B_TOUCH:
+    case B_VIEW: case B_OPERAND: case B_DEEP_VIEW: case B_TRUTH: case B_TOUCH:
         return !(nargs == 2 && is_scalar(args[1]));
     default:
         return 1;
@@ -1283,6 +1283,12 @@ fp_view(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 }
 
 static PyObject *
+fp_operand(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    return value_barrier(B_OPERAND, 1, args, nargs);
+}
+
+static PyObject *
 fp_deep_view(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     return value_barrier(B_DEEP_VIEW, 0, args, nargs);
@@ -2074,6 +2080,8 @@ static PyMethodDef fp_methods[] = {
      "contains(tx, item, container): barriers.contains"},
     {"new", (PyCFunction)(void (*)(void))fp_new, METH_FASTCALL, "new(tx, obj): barriers.new"},
     {"view", (PyCFunction)(void (*)(void))fp_view, METH_FASTCALL, "view(tx, obj): barriers.view"},
+    {"operand", (PyCFunction)(void (*)(void))fp_operand, METH_FASTCALL,
+     "operand(tx, obj): barriers.operand"},
     {"deep_view", (PyCFunction)(void (*)(void))fp_deep_view, METH_FASTCALL,
      "deep_view(tx, obj): barriers.deep_view"},
     {"truth", (PyCFunction)(void (*)(void))fp_truth, METH_FASTCALL,

@@ -591,15 +591,28 @@ def _compares_nested(item: Any) -> bool:
 # -- values read by uninstrumented code: operators, tests, formatting, unpacking ----
 
 def view(tx: Optional[Transaction], obj: Any) -> Any:
-    """``obj`` as an operator, an unpacking or a starred argument reads it right now.
+    """``obj`` as an unpacking or a starred argument reads it right now.
 
-    The rewriter wraps the operands of ``+``, ``|``, ``-``..., unpacked and
-    starred values and ``**`` mappings. A shared container the section
-    wrote is replaced by its private copy (identity never matters in those
-    places); one it did not write is returned itself, its read recorded
-    (and checked again at commit). A bound method of a shared container is
-    re-bound to the section's copy.
+    The rewriter wraps unpacked and starred values. A shared container
+    the section wrote is replaced by its private copy (identity never
+    matters in those places); one it did not write is returned itself, its
+    read recorded (and checked again at commit). A bound method of a shared
+    container is re-bound to the section's copy. An iterable of the
+    application's is replaced by what its ``__iter__`` hands back, which
+    the unpacking then consumes (an iterator it shares with other
+    sections makes this one inevitable).
     """
+    return _viewed(tx, obj, unpacked=True)
+
+
+def operand(tx: Optional[Transaction], obj: Any) -> Any:
+    """``obj`` as an operator (``-x``, ``x + 1``, ``x += y``'s value) or a
+    ``**`` mapping reads it right now: :func:`view`'s reading, the object
+    itself kept (its own ``__add__`` or ``keys()`` runs on it)."""
+    return _viewed(tx, obj, unpacked=False)
+
+
+def _viewed(tx: Optional[Transaction], obj: Any, unpacked: bool) -> Any:
     if tx is None or tx.inevitable:
         return obj
     kind = type(obj)
@@ -614,7 +627,9 @@ def view(tx: Optional[Transaction], obj: Any) -> Any:
     owner = bound_container(obj)
     if owner is not None and id(owner) not in tx.private:
         return getattr(tx.read_shadow(owner), obj.__name__)
-    return _read_in_place(tx, obj)   # an iterator unpacked or starred: ``[*it]``, ``f(*it)``
+    if unpacked:
+        return _read_in_place(tx, obj)   # an iterator unpacked or starred: ``[*it]``, ``f(*it)``
+    return read_other_shared(tx, obj)
 
 
 def deep_view(tx: Optional[Transaction], obj: Any) -> Any:
@@ -636,7 +651,7 @@ def deep_view(tx: Optional[Transaction], obj: Any) -> Any:
         if isinstance(obj, CONTAINER_TYPES) and not record_nested(tx, obj):
             tx.become_inevitable("deep read of a shared structure outside the barriers")
         return obj
-    result = obj if kind in HOLDING_IMMUTABLE_TYPES else view(tx, obj)
+    result = obj if kind in HOLDING_IMMUTABLE_TYPES else operand(tx, obj)
     if isinstance(result, (*HOLDING_IMMUTABLE_TYPES, *CONTAINER_TYPES)):
         nested = result
     elif has_plain_readers(kind) and is_shared_instance(tx, obj):
@@ -703,9 +718,9 @@ COMPARE_OPERATORS = (operator.eq, operator.ne, operator.lt, operator.le, operato
 
 
 def binary(tx: Optional[Transaction], op: int, left: Any, right: Any) -> Any:
-    """``left OP right`` with both operands read through :func:`view`: one barrier
-    call where the rewriter would otherwise emit two."""
-    return BINARY_OPERATORS[op](view(tx, left), view(tx, right))
+    """``left OP right`` with both operands read through :func:`operand`: one
+    barrier call where the rewriter would otherwise emit two."""
+    return BINARY_OPERATORS[op](operand(tx, left), operand(tx, right))
 
 
 def compare(tx: Optional[Transaction], op: int, left: Any, right: Any) -> Any:
@@ -756,7 +771,7 @@ def augmented(tx: Optional[Transaction], op: Any, target: Any, value: Any) -> An
         return direct_write((stripe_of_object(id(target)),), op, target, view(tx, value))
     if tx is not None and not tx.inevitable:
         # counter += shared_list (an instance's __iadd__) or n += 1: the value as read now.
-        value = view(tx, value)
+        value = operand(tx, value)
     return op(target, value)
 
 
