@@ -463,10 +463,10 @@ def watch_weakref_finalizers() -> None:
 def _start_from_plain_code(thread: threading.Thread) -> None:
     """``Thread.start`` where plain code of the application starts a thread
     (a module's top level: ``Thread(target=worker).start()`` at import, which
-    the call barrier never sees): the thread runs its code as plain code,
-    as one started by instrumented code does (:func:`start_thread`), not as
-    one endless section."""
-    if _module_body.depth and CURRENT.tx is None:
+    the call barrier never sees, also when a section imports the module):
+    the thread runs its code as plain code, as one started by instrumented
+    code does (:func:`start_thread`), not as one endless section."""
+    if _module_body.depth:
         thread.run = as_plain_code_on_a_helper(thread.run)  # type: ignore[method-assign]
     _thread_start(thread)
 
