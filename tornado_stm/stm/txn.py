@@ -75,8 +75,8 @@ waiting for W holds none of them.
 never a conflict, but a serial run reads each clock in the order its
 sections run: a section whose reading is below one a section committed
 before it made aborts at its commit (:meth:`Transaction.read_clock`).
-Readings are kept per clock (``time.time`` and ``time.time_ns`` read
-one), and a hold of W that ran code in place enters a reading of now for
+Readings are kept per clock, in nanoseconds (``time.time`` and
+``time.time_ns`` read one), and a hold of W that ran code in place enters a reading of now for
 every clock in use when it ends (:func:`enter_clocks_read_in_place`):
 library code reads clocks the special never sees.
 
@@ -890,15 +890,16 @@ class Transaction:
         in one order and commit in the other: the readings are kept, and
         :meth:`check_clock_order` aborts the section that would go back. A
         section holding W (inevitable) reads after every commit so far; its
-        reading is entered at once. Readings are kept per clock, in seconds
-        (``time.time()`` and ``time.time_ns()`` read one: ``CLOCK_SOURCES``).
+        reading is entered at once. Readings are kept per clock, in
+        nanoseconds (``time.time()`` and ``time.time_ns()`` read one:
+        ``CLOCK_SOURCES``; a float's own step there is about 240 ns).
         """
-        source, unit = CLOCK_SOURCES.get(clock, (clock, 1))
+        source, in_seconds = CLOCK_SOURCES.get(clock, (clock, False))
         # Entered before the reading: a hold that ends after this sees it
         # (enter_clocks_read_in_place); one that ended before read earlier.
         CLOCKS_IN_USE.add(source)
         value = clock()
-        reading = value * unit
+        reading = round(value * 1e9) if in_seconds else value
         if self.inevitable:
             _raise_committed_clock(source, reading)
             return value
@@ -1024,8 +1025,8 @@ class Transaction:
 #: The abort cause of a section whose clock reading a later-read one committed first.
 CLOCK_READ_OUT_OF_ORDER = "clock read out of serial order"
 
-def _clock_sources() -> dict[Any, tuple[str, float]]:
-    """``time``'s clock functions -> (the clock each reads, seconds per unit).
+def _clock_sources() -> dict[Any, tuple[str, bool]]:
+    """``time``'s clock functions -> (the clock each reads, whether in seconds).
 
     ``time.time`` and ``time.time_ns`` read one clock, and so do
     ``monotonic`` and ``perf_counter`` where the platform implements both
@@ -1034,18 +1035,19 @@ def _clock_sources() -> dict[Any, tuple[str, float]]:
     sources = {}
     for name in ("time", "monotonic", "perf_counter", "process_time"):
         source = time.get_clock_info(name).implementation
-        sources[getattr(time, name)] = (source, 1)
-        sources[getattr(time, name + "_ns")] = (source, 1e-9)
+        sources[getattr(time, name)] = (source, True)
+        sources[getattr(time, name + "_ns")] = (source, False)
     return sources
 
 
-#: A clock function -> (the clock it reads, seconds per unit of its readings).
+#: A clock function -> (the clock it reads, whether its readings are in
+#: seconds, as floats, rather than in nanoseconds).
 CLOCK_SOURCES = _clock_sources()
-#: A clock -> a function reading it in seconds.
-_READ_IN_SECONDS = {source: clock for clock, (source, unit) in CLOCK_SOURCES.items()
-                    if unit == 1}
+#: A clock -> a function reading it in nanoseconds.
+_READ_IN_NANOSECONDS = {source: clock for clock, (source, in_seconds) in CLOCK_SOURCES.items()
+                        if not in_seconds}
 
-#: A clock -> the highest reading of it (in seconds) a committed section made
+#: A clock -> the highest reading of it (in nanoseconds) a committed section made
 #: (written under W; see Transaction.read_clock).
 COMMITTED_CLOCK_READINGS: dict[Any, Any] = {}
 #: The clocks some section has read through the special (only grows).
@@ -1065,7 +1067,7 @@ def enter_clocks_read_in_place() -> None:
     others have no optimistic readings to order).
     """
     for source in list(CLOCKS_IN_USE):
-        read = _READ_IN_SECONDS.get(source)
+        read = _READ_IN_NANOSECONDS.get(source)
         if read is not None:
             _raise_committed_clock(source, read())
 
