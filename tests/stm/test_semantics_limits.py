@@ -2,7 +2,7 @@
 
 The numbers are those of "Where the contract is still weaker than a serial
 run". Item 2 (generators) is shown in test_frames_and_policy.py, item 9
-(tracebacks) in test_aborts.py, item 11 (starvation) by the oversubscribed
+(tracebacks) in test_aborts.py and here (a function's code), item 11 (starvation) by the oversubscribed
 runs of test_counters.py; items 4-7 (globals, closure cells, stable
 classes, unbarriered statements) by the rewriter tests and
 test_semantics.py.
@@ -143,3 +143,11 @@ def test_10_atomic_outside_a_section_holds_the_world_lock() -> None:
     with transaction.atomic:
         assert WORLD_LOCK.held_by_current_thread()
     assert not WORLD_LOCK.held_by_current_thread()
+
+
+def test_9_an_application_function_s_code_is_its_entry_wrapper_s(app) -> None:
+    function = app.copy_uninstrumented_state_across_a_pause
+    assert function.__code__.co_name == "section_entry"
+    assert function.__name__ == "copy_uninstrumented_state_across_a_pause"
+    assert function.__globals__ is not vars(app)        # read plainly, from outside
+

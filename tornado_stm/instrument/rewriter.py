@@ -493,7 +493,8 @@ class Rewriter(ast.NodeTransformer):
         if not self._in_function():
             return self.generic_visit(node)
         if isinstance(node.func, ast.Name) and node.func.id in _FRAME_BUILTINS \
-                and self._resolve(node.func.id) == "plain" \
+                and node.func.id not in self.module_names \
+                and self._resolve(node.func.id) in ("plain", "global") \
                 and not (node.func.id in _FRAME_ONLY_WITHOUT_ARGS and node.args):
             return self.generic_visit(node)
         if isinstance(node.func, ast.Attribute) and self._fresh(node.func.value):

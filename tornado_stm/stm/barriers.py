@@ -97,6 +97,8 @@ def current() -> Optional[Transaction]:
 
 def get_attr(tx: Optional[Transaction], obj: Any, name: str, *default: Any) -> Any:
     if name == "__globals__":
+        if type(obj) is FunctionType and obj.__code__ is ENTRY_CODE:
+            obj = entry_target(obj)         # the function's module, not its entry wrapper's
         _globals_handed_out(tx, obj)
     if tx is None or tx.inevitable:
         if tx is not None and read_kind(type(obj), name)[0] == NONDATA:

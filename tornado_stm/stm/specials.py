@@ -16,11 +16,15 @@ import abc
 import asyncio
 import concurrent.futures
 import functools
+import inspect
 import multiprocessing.pool
 import operator
 import string
+import sys
 import threading
 import time
+import traceback
+import types
 import weakref
 from types import BuiltinMethodType, MethodType, MethodWrapperType, ModuleType
 from typing import Any, Optional
@@ -32,7 +36,7 @@ from tornado_stm.stm.barriers import (call, contains, deep_view, del_attr, del_i
 from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, call_reading,
                                    handed_out_iterator, is_shared_iterator, through_the_barrier)
 from tornado_stm.stm.reach import direct_container_call
-from tornado_stm.stm.registry import is_instrumented
+from tornado_stm.stm.registry import is_engine_code, is_instrumented
 from tornado_stm.stm.section import after_the_section, as_plain_code_on_a_helper, start_thread
 from tornado_stm.stm.txn import Transaction, direct_write
 from tornado_stm.stm.versions import stripe_of_key
@@ -316,6 +320,49 @@ _POOLS = (multiprocessing.pool.ThreadPool,)
 _LOOPS = (asyncio.AbstractEventLoop,)
 
 
+def _special_frame(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
+    """``sys._getframe(depth)`` and ``inspect.currentframe()``: the application's
+    frame, as plain Python has it, not the call barrier's (the engine's own
+    frames are skipped, ``depth`` counts the application's). Its
+    ``f_globals`` is the module's dict, which may be written through: for a
+    module whose functions read some globals plainly, the section turns
+    inevitable and every overlapping one aborts, as for ``vars(module)``."""
+    depth = args[0] if args else kwargs.get("depth", 0)
+    frame = _application_frame(sys._getframe(1))
+    for _ in range(depth):
+        frame = _application_frame(frame.f_back) if frame is not None else None
+    if frame is None:
+        raise ValueError("call stack is not deep enough")
+    module = sys.modules.get(frame.f_globals.get("__name__", ""))
+    if isinstance(module, ModuleType) and module.__dict__ is frame.f_globals:
+        instance_dict(tx, module)
+    return frame
+
+
+def _application_frame(frame: Any) -> Any:
+    """``frame``, or the first frame below it that is not the engine's own."""
+    while frame is not None and is_engine_code(frame.f_code):
+        frame = frame.f_back
+    return frame
+
+
+def _special_stack(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
+    """``inspect.stack()`` and ``traceback.extract_stack()``: the application's
+    frames, as plain Python lists them (the engine's own left out)."""
+    if f is traceback.extract_stack and not args and "f" not in kwargs:
+        args = (_application_frame(sys._getframe(1)),)
+    frames = f(*args, **kwargs)
+    kept = [entry for entry in frames if not is_engine_code(
+        entry.frame.f_code if isinstance(entry, inspect.FrameInfo) else _code_of(entry))]
+    return traceback.StackSummary.from_list(kept) \
+        if isinstance(frames, traceback.StackSummary) else kept
+
+
+def _code_of(summary: traceback.FrameSummary) -> Any:
+    """A stand-in code object for ``is_engine_code``: only its file name is asked."""
+    return types.SimpleNamespace(co_filename=summary.filename)
+
+
 def _special_operator_call(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
     """``operator.call(g, *args)`` is ``g(*args)``: through the call barrier, so a
     library function ``g`` is judged by its own policy (from C it would run
@@ -407,6 +454,8 @@ SPECIALS = ((getattr, _special_getattr), (hasattr, _special_hasattr),
             (isinstance, _special_isinstance), (issubclass, _special_isinstance),
             (threading.Thread.start, _special_thread_start),
             (operator.call, _special_operator_call),
+            (sys._getframe, _special_frame), (inspect.currentframe, _special_frame),
+            (inspect.stack, _special_stack), (traceback.extract_stack, _special_stack),
             (concurrent.futures.ThreadPoolExecutor.submit, _handing_work_to_a_thread(_THREAD_POOLS, 0)),
             (concurrent.futures.Executor.map, _handing_work_to_a_thread(_THREAD_POOLS, 0)),
             *((getattr(multiprocessing.pool.Pool, name), _handing_work_to_a_thread(_POOLS, 0))
