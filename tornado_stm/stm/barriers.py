@@ -171,18 +171,30 @@ def instance_dict(tx: Optional[Transaction], obj: Any, read: Any = operator.attr
 def _module_attr(tx: Transaction, module: ModuleType, name: str) -> Any:
     if module not in VERSIONED_MODULES:
         return getattr(module, name)      # a library module no section writes
+    if name in _MODULE_TYPE_DATA:
+        return getattr(module, name)      # mod.__class__: the type's, before the namespace
     namespace = module.__dict__
     try:
         return tx.read_dict_item(namespace, name)
     except KeyError:
         pass
     # Not there, as this section sees the module (its own ``del mod.x`` included):
-    # the module's __getattr__ answers, as in Python, or the proper AttributeError.
+    # what the module's type has (mod.__repr__, mod.__setattr__), then the
+    # module's __getattr__, as in Python, or the proper AttributeError.
+    if hasattr(type(module), name):
+        return getattr(module, name)
     try:
         fallback = tx.read_dict_item(namespace, "__getattr__")
     except KeyError:
         raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}") from None
     return fallback(name)
+
+
+#: Names a module's type answers before the module's namespace (its data
+#: descriptors: ``__class__``, ``__dict__``, ``__annotations__``).
+_MODULE_TYPE_DATA = frozenset(
+    name for klass in ModuleType.__mro__ for name, value in vars(klass).items()
+    if hasattr(type(value), "__set__") and name != "__dict__")
 
 
 def imported_name(tx: Optional[Transaction], plain: Any, module: str, level: int,

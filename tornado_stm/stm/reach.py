@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import weakref
 from types import (AsyncGeneratorType, BuiltinFunctionType, CoroutineType, GeneratorType,
                    MappingProxyType, MemberDescriptorType, MethodType, MethodWrapperType,
                    ModuleType, SimpleNamespace)
@@ -113,8 +114,13 @@ def reached_state(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) 
         elif issubclass(kind, (tuple, frozenset)):      # a namedtuple's attributes are its items
             pending += value
             continue
-        elif kind in DICT_VIEW_KINDS:
-            pending += gc.get_referents(value)  # ACCOUNTS.values(): the dict itself
+        elif kind in DICT_VIEW_KINDS or kind is MappingProxyType:
+            pending += gc.get_referents(value)  # ACCOUNTS.values(), a read-only view: the dict
+            continue
+        elif isinstance(value, weakref.ref):    # (KeyedRef too: a WeakValueDictionary's values)
+            referent = value()
+            if referent is not None:
+                pending.append(referent)
             continue
         elif not _class_flags(kind) & HEAP_TYPE and hasattr(kind, "__next__"):
             # A map, zip, generator or iterator: what it will read and hand on

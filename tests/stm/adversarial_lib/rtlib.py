@@ -70,3 +70,22 @@ def bump_via_holder(fill, key):
     h = Holder()
     fill(h)
     _slow_bump(h.target, key)
+
+
+def bump_attr(obj, name):
+    """obj.<name> += 1, a little work between the read and the write."""
+    v = getattr(obj, name)
+    for _ in range(200):
+        pass
+    setattr(obj, name, v + 1)
+    return v + 1
+
+
+def bump_attr_via_ref(ref, name):
+    """ref is a weakref.ref: obj = ref(); obj.<name> += 1."""
+    bump_attr(ref(), name)
+
+
+def bump_nested(mapping, outer, key):
+    """mapping[outer][key] += 1 (mapping may be a read-only view)."""
+    _slow_bump(mapping[outer], key)
