@@ -117,7 +117,7 @@ def reached_state(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) 
         elif kind in DICT_VIEW_KINDS or kind is MappingProxyType:
             pending += gc.get_referents(value)  # ACCOUNTS.values(), a read-only view: the dict
             continue
-        elif isinstance(value, weakref.ref):    # (KeyedRef too: a WeakValueDictionary's values)
+        elif issubclass(kind, weakref.ref):     # (KeyedRef too: a WeakValueDictionary's values)
             referent = value()
             if referent is not None:
                 pending.append(referent)

@@ -289,8 +289,14 @@ def as_plain_code_on_a_helper(fn: F) -> F:
     def run_as_plain_code(*args: Any, **kwargs: Any) -> Any:
         if loan is not None:
             WORLD_LOCK.borrow(loan)
-        with module_body():
-            return fn(*args, **kwargs)
+        try:
+            with module_body():
+                return fn(*args, **kwargs)
+        finally:
+            if loan is not None:
+                # A pool's thread goes on to other work (a done-callback run
+                # as a section): it must not commit inside the lender's hold.
+                WORLD_LOCK.stop_borrowing()
 
     return run_as_plain_code  # type: ignore[return-value]
 

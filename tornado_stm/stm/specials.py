@@ -272,7 +272,8 @@ def _handing_work_to_a_thread(kinds: tuple, position: int) -> Any:
     itself and waits, or lets its caller wait, for what they return: a
     thread pool's ``submit``/``map`` (``concurrent.futures``, and
     ``multiprocessing.pool.ThreadPool``'s ``apply``, ``map``, ``imap``,
-    ``starmap``...), ``loop.run_in_executor`` and ``asyncio.to_thread``.
+    ``starmap``...), ``loop.run_in_executor``, ``asyncio.to_thread`` and a
+    ``concurrent.futures.Future``'s ``add_done_callback``.
     The function is the call's argument at ``position`` (after the bound
     object, for methods); ``kinds``, when given, are the types that bound
     object must have. Irrevocable (threads start, the work runs once),
@@ -312,7 +313,7 @@ def _handing_work_to_a_thread(kinds: tuple, position: int) -> Any:
 
 def _is_application_code(fn: Any) -> bool:
     """An instrumented function, or a method of one (a callback of the application)."""
-    return is_instrumented(fn) or (isinstance(fn, MethodType) and is_instrumented(fn.__func__))
+    return is_instrumented(fn) or (type(fn) is MethodType and is_instrumented(fn.__func__))
 
 
 _THREAD_POOLS = (concurrent.futures.ThreadPoolExecutor,)
@@ -463,6 +464,8 @@ SPECIALS = ((getattr, _special_getattr), (hasattr, _special_hasattr),
                            "starmap", "starmap_async")),
             (asyncio.BaseEventLoop.run_in_executor, _handing_work_to_a_thread(_LOOPS, 1)),
             (asyncio.to_thread, _handing_work_to_a_thread((), 0)),
+            (concurrent.futures.Future.add_done_callback,
+             _handing_work_to_a_thread((concurrent.futures.Future,), 0)),
             (str.format, _special_str_format), (str.format_map, _special_str_format),
             *((clock, _special_clock) for clock in _CLOCKS))
 

@@ -108,6 +108,12 @@ class WorldLock:
             if self._hold == loan and self.locked():
                 self._borrowers.add(threading.get_ident())
 
+    def stop_borrowing(self) -> None:
+        """On a borrower whose lent work is over (a pool's task): from now on
+        this thread waits for W as everyone else, whatever it runs next."""
+        with self._loan:
+            self._borrowers.discard(threading.get_ident())
+
     def open_to_plain_code(self) -> None:
         """By the holder, an inevitable section: until it gives W up, threads
         running plain application code borrow it (see ``acquire``). Nothing
