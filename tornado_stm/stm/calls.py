@@ -30,6 +30,7 @@ import logging
 import math
 import operator
 import sys
+import warnings
 from collections import OrderedDict, deque
 from types import (AsyncGeneratorType, BuiltinFunctionType, CoroutineType, FunctionType,
                    GeneratorType, MappingProxyType, MethodDescriptorType, MethodType,
@@ -39,7 +40,7 @@ from typing import Any, Optional
 from tornado_stm.stm import policy
 from tornado_stm.stm.extension import VIEW_MAPPING
 from tornado_stm.stm.attrkinds import IMMUTABLE_TYPES
-from tornado_stm.stm.registry import (INSTRUMENTED_CODES, is_engine_code, is_instrumented,
+from tornado_stm.stm.registry import (ENGINE_DIR, INSTRUMENTED_CODES, is_engine_code, is_instrumented,
                                       python_methods)
 from tornado_stm.stm.reach import (ATOM_TYPES, FRAME_TYPES, HEAP_TYPE, HOLDING_IMMUTABLE_TYPES,
                                    attribute_names, bound_self,
@@ -681,6 +682,8 @@ def call_direct(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) ->
         # changes obj.name reads without a version (as barriers.instance_dict).
         # Every section that overlaps this one aborts: it holds RESHAPE_STRIPE.
         hold((RESHAPE_STRIPE,))
+    if f is warnings.warn:
+        f = _warn_from_the_application
     if rule.kind == "pure" and tx is not None and (args or kwargs):
         if WORLD_LOCK.held_by_current_thread() and _hands_over_library_python(args, kwargs):
             # The library function runs in place (now, or later when the map
@@ -741,6 +744,19 @@ def _is_logging_call(f: Any) -> bool:
     owner = getattr(f, "__self__", None)
     return is_a(owner, (logging.Logger, logging.LoggerAdapter)) or (
         owner is None and getattr(f, "__module__", None) == "logging")
+
+
+def _warn_from_the_application(*args: Any, stacklevel: int = 1, **kwargs: Any) -> None:
+    """``warnings.warn`` whose ``stacklevel`` counts from the application's frame
+    that called it (a helper's ``stacklevel=2`` names its caller's line, not
+    the call barrier's), over the engine frames between (and, from 3.12 on,
+    over those between the application's frames too: a pure-Python call barrier)."""
+    if sys.version_info >= (3, 12):
+        # (+1: this frame, where warn's count starts, is the engine's)
+        kwargs["skip_file_prefixes"] = (*kwargs.get("skip_file_prefixes", ()), ENGINE_DIR)
+        warnings.warn(*args, stacklevel=stacklevel + 1, **kwargs)
+    else:
+        warnings.warn(*args, stacklevel=stacklevel + _engine_frames_above(), **kwargs)
 
 
 def _engine_frames_above() -> int:

@@ -32,6 +32,7 @@ routes to the unwrapped function) is a plain call.
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import functools
 import inspect
@@ -477,9 +478,22 @@ def _start_from_plain_code(thread: threading.Thread) -> None:
     _thread_start(thread)
 
 
+#: ``_thread.start_new_thread`` as the standard library defines it (threading
+#: keeps its own reference, or starts threads another way).
+_start_new_thread = _thread.start_new_thread
+
+
+def _start_new_thread_from_plain_code(function: Any, args: tuple, kwargs: Any = None) -> int:
+    """``_thread.start_new_thread`` as :func:`_start_from_plain_code` does ``Thread.start``."""
+    if _module_body.depth:
+        function = as_plain_code_on_a_helper(function)
+    return _start_new_thread(function, args, *(() if kwargs is None else (kwargs,)))
+
+
 def watch_thread_starts() -> None:
     """Have threads started by an instrumented module's top-level code run as plain code."""
     threading.Thread.start = _start_from_plain_code  # type: ignore[method-assign]
+    _thread.start_new_thread = _start_new_thread_from_plain_code
 
 
 def finalizer(fn: Any) -> Any:
