@@ -68,10 +68,10 @@ from tornado_stm.stm.attrkinds import (CLASS_VALUE, IMMUTABLE, IMMUTABLE_TYPES, 
 from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, DICT_VIEW_TYPES,
                                    MUTABLE_BUFFER_TYPES, READ_INEVITABLY_TYPES, bound_container,
                                    handed_out_iterator, call_direct, call_optimistic,
-                                   has_plain_readers, is_shared_instance,
+                                   has_plain_operators, has_plain_readers, is_shared_instance,
                                    is_shared_iterator, read_other_shared, record_nested)
-from tornado_stm.stm.reach import (FRAME_TYPES, HOLDING_IMMUTABLE_TYPES, direct_call_reaching,
-                                   direct_container_call)
+from tornado_stm.stm.reach import (FRAME_TYPES, HEAP_TYPE, HOLDING_IMMUTABLE_TYPES,
+                                   direct_call_reaching, direct_container_call)
 from tornado_stm.stm.registry import (INSTRUMENTED_CODES, VERSIONED_MODULES, has_plain_globals,
                                       is_instrumented, reads_plainly)
 from tornado_stm.stm.section import ENTRY_CODE, entry_target, of_another_loop, on_this_loop
@@ -171,8 +171,8 @@ def instance_dict(tx: Optional[Transaction], obj: Any, read: Any = operator.attr
 def _module_attr(tx: Transaction, module: ModuleType, name: str) -> Any:
     if module not in VERSIONED_MODULES:
         return getattr(module, name)      # a library module no section writes
-    if name in _MODULE_TYPE_DATA:
-        return getattr(module, name)      # mod.__class__: the type's, before the namespace
+    if name in _MODULE_TYPE_DATA or _module_class_answers(type(module), name):
+        return getattr(module, name)      # mod.__class__, a property: the type's, first
     namespace = module.__dict__
     try:
         return tx.read_dict_item(namespace, name)
@@ -188,6 +188,26 @@ def _module_attr(tx: Transaction, module: ModuleType, name: str) -> Any:
     except KeyError:
         raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}") from None
     return fallback(name)
+
+
+#: Attributes of a function that change how a call runs: set on an entry
+#: wrapper, they go to the function it calls too.
+_CALL_SHAPING = frozenset({"__defaults__", "__kwdefaults__"})
+
+
+def _module_class_answers(kind: type, name: str, writing: bool = False) -> bool:
+    """True when a module's own class (``sys.modules[__name__].__class__ = C``)
+    has a data descriptor for ``name`` (a property), or, ``writing``, a
+    ``__setattr__`` of its own: Python goes to it, not to the namespace. Its
+    code is the application's (instrumented) or the library's: it runs as it is."""
+    if kind is ModuleType:
+        return False
+    for klass in kind.__mro__:
+        if klass is ModuleType:
+            return writing and kind.__setattr__ is not ModuleType.__setattr__
+        if name in vars(klass):
+            return hasattr(type(vars(klass)[name]), "__set__")
+    return False
 
 
 #: Names a module's type answers before the module's namespace (its data
@@ -272,7 +292,17 @@ def _no_op() -> None:
     return None
 
 
-def set_attr(tx: Optional[Transaction], obj: Any, name: str, value: Any) -> None:
+def set_attr(tx: Optional[Transaction], obj: Any, name: str, value: Any,
+             through_the_class: bool = True) -> None:
+    """``obj.name = value``. ``through_the_class=False``: the module's own slot
+    (``object.__setattr__(mod, ...)`` in a module class's ``__setattr__``)."""
+    if name in _CALL_SHAPING and type(obj) is FunctionType and obj.__code__ is ENTRY_CODE:
+        # f.__defaults__ = (10,): the function the entry wrapper calls uses its own.
+        setattr(entry_target(obj), name, value)
+    if through_the_class and isinstance(obj, ModuleType) \
+            and _module_class_answers(type(obj), name, writing=True):
+        setattr(obj, name, value)           # a property (or __setattr__) of a module's class
+        return
     if isinstance(obj, ModuleType):
         versioning_module(tx, obj)
         if reads_plainly(obj, name):
@@ -643,6 +673,11 @@ def _viewed(tx: Optional[Transaction], obj: Any, unpacked: bool) -> Any:
         return getattr(tx.read_shadow(owner), obj.__name__)
     if unpacked:
         return _read_in_place(tx, obj)   # an iterator unpacked or starred: ``[*it]``, ``f(*it)``
+    if is_shared_instance(tx, obj) and has_plain_operators(kind) \
+            and not record_nested(tx, (obj,), instances=True):
+        # UL + [x] of a UserList: library code reads UL.data past the barriers,
+        # and would miss what the section wrote there.
+        tx.become_inevitable(f"an operator of a shared {policy.qualified_name(kind)} it wrote")
     return read_other_shared(tx, obj)
 
 
@@ -783,10 +818,24 @@ def augmented(tx: Optional[Transaction], op: Any, target: Any, value: Any) -> An
         if tx is not None:
             read_other_shared(tx, target)
         return direct_write((stripe_of_object(id(target)),), op, target, view(tx, value))
+    if _changes_in_library_code(tx, target):
+        # UL += [x] on a shared UserList: UserList.__iadd__ changes UL.data in
+        # place: inevitably, with what it reaches held, as unknown code.
+        if tx is not None and not tx.inevitable:
+            tx.become_inevitable(f"{policy.qualified_name(type(target))} changed in place")
+        return direct_call_reaching(tx, op, (target, value), {})
     if tx is not None and not tx.inevitable:
         # counter += shared_list (an instance's __iadd__) or n += 1: the value as read now.
         value = operand(tx, value)
     return op(target, value)
+
+
+def _changes_in_library_code(tx: Optional[Transaction], target: Any) -> bool:
+    """True for ``target op= value`` where ``target`` is a shared instance of a
+    class whose operators are library Python (a UserList, a WeakValueDictionary)."""
+    kind = type(target)
+    return bool(kind.__flags__ & HEAP_TYPE) and not issubclass(kind, type) \
+        and (tx is None or id(target) not in tx.private) and has_plain_operators(kind, True)
 
 
 #: Every context manager whose ``__enter__`` blocks until another thread lets go.

@@ -890,6 +890,31 @@ def has_plain_readers(kind: type) -> bool:
     return answer
 
 
+#: The special methods that operators and ``**`` run, and those ``+=`` & co. run.
+_OPERATOR_SPECIAL_METHODS = tuple(f"__{prefix}{name}__" for name in (
+    "add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow", "lshift", "rshift",
+    "and", "or", "xor") for prefix in ("", "r")) + (
+    "__neg__", "__pos__", "__invert__", "__abs__", "__getitem__", "__iter__", "__len__",
+    "keys", "__contains__")
+_IN_PLACE_SPECIAL_METHODS = tuple(f"__i{name}__" for name in (
+    "add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow", "lshift", "rshift",
+    "and", "or", "xor"))
+_plain_operators: dict[tuple[type, bool], bool] = {}
+
+
+def has_plain_operators(kind: type, in_place: bool = False) -> bool:
+    """True when ``kind``'s operators (with ``in_place``, its ``+=`` & co.) run
+    Python code that is not instrumented (``UserList.__add__``,
+    ``UserDict.__ior__``): such code reads, or changes, the instance's
+    attributes without barriers."""
+    answer = _plain_operators.get((kind, in_place))
+    if answer is None:
+        names = _IN_PLACE_SPECIAL_METHODS if in_place else _OPERATOR_SPECIAL_METHODS
+        answer = _plain_operators[kind, in_place] = any(
+            not is_instrumented(method) for method in python_methods(kind, names))
+    return answer
+
+
 def is_shared_instance(tx: Transaction, obj: Any) -> bool:
     """True for an instance of a Python class (not a class, a container or a
     function), or of a C type that keeps its attributes in a dict

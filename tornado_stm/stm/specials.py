@@ -111,7 +111,7 @@ def _special_object_setattr(tx: Optional[Transaction], f: Any, args: tuple, kwar
     ``type.__setattr__(cls, name, value)`` likewise, in a metaclass."""
     f, args = _object_slot_call(f, args, deleting=False)
     if len(args) == 3 and isinstance(args[0], ModuleType) and not kwargs:
-        return set_attr(tx, *args)          # a module's attributes live in its dict
+        return set_attr(tx, *args, through_the_class=False)    # a module's dict
     name = _attribute_name(args[1]) if len(args) == 3 else None
     if not kwargs and name is not None and reshaped_class(tx, args[0], name, f, args[2]):
         return None
