@@ -129,7 +129,7 @@ static struct {
     PyObject *python[B_COUNT];      /* the Python barriers */
     /* interned strings */
     PyObject *s_check, *s_extend,
-             *s_add, *s_adopt, *s_globals;
+             *s_add, *s_adopt, *s_globals, *s_code;
 } S;
 
 /* Returned by the helpers below when the case is not handled here: the caller
@@ -913,7 +913,7 @@ fp_get_attr(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *tx = args[0], *obj = args[1], *name = args[2];
     PyObject *const *deflt = nargs == 4 ? &args[3] : NULL;
     long kind = -1;
-    if (name == S.s_globals)            /* a module's dict handed out (barriers.get_attr) */
+    if (name == S.s_globals || name == S.s_code)  /* a module's dict, a function's code */
         return to_python(B_GET_ATTR, args, nargs, NULL);
     if (mode == MODE_PLAIN) {
         if (tx == Py_None)
@@ -2107,6 +2107,7 @@ fp_exec(PyObject *module)
         if (!(S.s_check = PyUnicode_InternFromString("check"))
                 || !(S.s_extend = PyUnicode_InternFromString("extend"))
                 || !(S.s_globals = PyUnicode_InternFromString("__globals__"))
+                || !(S.s_code = PyUnicode_InternFromString("__code__"))
                 || !(S.s_add = PyUnicode_InternFromString("add"))
                 || !(S.s_adopt = PyUnicode_InternFromString("adopt")))
             return -1;

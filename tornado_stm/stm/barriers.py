@@ -96,9 +96,11 @@ def current() -> Optional[Transaction]:
 # -- attributes -------------------------------------------------------------
 
 def get_attr(tx: Optional[Transaction], obj: Any, name: str, *default: Any) -> Any:
-    if name == "__globals__":
+    if name == "__globals__" or name == "__code__":
         if type(obj) is FunctionType and obj.__code__ is ENTRY_CODE:
-            obj = entry_target(obj)         # the function's module, not its entry wrapper's
+            obj = entry_target(obj)         # the function's, not its entry wrapper's
+        if name == "__code__":
+            return getattr(obj, name, *default)
         _globals_handed_out(tx, obj)
     if tx is None or tx.inevitable:
         if tx is not None and read_kind(type(obj), name)[0] == NONDATA:
@@ -192,7 +194,7 @@ def _module_attr(tx: Transaction, module: ModuleType, name: str) -> Any:
 
 #: Attributes of a function that change how a call runs: set on an entry
 #: wrapper, they go to the function it calls too.
-_CALL_SHAPING = frozenset({"__defaults__", "__kwdefaults__"})
+_CALL_SHAPING = frozenset({"__defaults__", "__kwdefaults__", "__code__"})
 
 
 def _module_class_answers(kind: type, name: str, writing: bool = False) -> bool:
@@ -299,6 +301,8 @@ def set_attr(tx: Optional[Transaction], obj: Any, name: str, value: Any,
     if name in _CALL_SHAPING and type(obj) is FunctionType and obj.__code__ is ENTRY_CODE:
         # f.__defaults__ = (10,): the function the entry wrapper calls uses its own.
         setattr(entry_target(obj), name, value)
+        if name == "__code__":
+            return                          # (the wrapper keeps its own: it is the entry)
     if through_the_class and isinstance(obj, ModuleType) \
             and _module_class_answers(type(obj), name, writing=True):
         setattr(obj, name, value)           # a property (or __setattr__) of a module's class
@@ -735,7 +739,7 @@ def truth(tx: Optional[Transaction], obj: Any) -> bool:
         return bool(obj)
     if isinstance(obj, CONTAINER_TYPES):
         return tx.whole_read(obj, bool)
-    return bool(read_other_shared(tx, obj))
+    return bool(operand(tx, obj))          # (not UL: UserList.__len__ reads UL.data)
 
 
 def touch(tx: Optional[Transaction], obj: Any) -> Any:

@@ -50,8 +50,8 @@ from tornado_stm.stm.reach import ATOM_TYPES, hold_handed_back
 from tornado_stm.stm.registry import INSTRUMENTED_CODES, is_engine_code
 from tornado_stm.stm.settings import count_from_environment
 from tornado_stm.stm.stats import for_current_thread
-from tornado_stm.stm.txn import (BARRIERS_CHECK_STEPS, AbortSection, Transaction, CURRENT,
-                                 enter_clocks_read_in_place, release_held)
+from tornado_stm.stm.txn import (BARRIERS_CHECK_STEPS, MODULE_BODY, AbortSection, Transaction,
+                                 CURRENT, enter_clocks_read_in_place, release_held)
 from tornado_stm.stm.worldlock import WORLD_LOCK
 
 #: Aborts of one section after which it runs inevitably (guaranteed progress);
@@ -235,13 +235,7 @@ def _after_abort(tx: Transaction, abort: AbortSection,
     return tx.release_for_retry()
 
 
-class _ModuleBody(threading.local):
-    depth = 0
-    #: True while this thread waits in ``transaction.run()`` (beside_the_workers).
-    waiting = False
-
-
-_module_body = _ModuleBody()
+_module_body = MODULE_BODY
 
 
 @contextlib.contextmanager

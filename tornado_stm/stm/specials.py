@@ -12,6 +12,7 @@ unusual arguments, for the builtin's own error.
 from __future__ import annotations
 
 import _string
+import _thread
 import abc
 import asyncio
 import concurrent.futures
@@ -267,6 +268,17 @@ def _special_thread_start(tx: Optional[Transaction], f: Any, args: tuple, kwargs
     start_thread(thread)
 
 
+def _special_start_new_thread(tx: Optional[Transaction], f: Any, args: tuple,
+                              kwargs: dict) -> Any:
+    """``_thread.start_new_thread(fn, args)`` in instrumented code: as ``Thread.start``,
+    irrevocable, and ``fn`` runs as plain code borrowing this section's W."""
+    if not args:
+        return f(*args, **kwargs)                # the usual TypeError
+    if tx is not None:
+        tx.become_inevitable("starting a thread")
+    return f(as_plain_code_on_a_helper(args[0]), *args[1:], **kwargs)
+
+
 def _handing_work_to_a_thread(kinds: tuple, position: int) -> Any:
     """A special for a call that hands a function to threads it does not start
     itself and waits, or lets its caller wait, for what they return: a
@@ -316,6 +328,8 @@ def _is_application_code(fn: Any) -> bool:
     return is_instrumented(fn) or (type(fn) is MethodType and is_instrumented(fn.__func__))
 
 
+#: ``_thread.start_new_thread`` as the standard library defines it.
+_START_NEW_THREAD = _thread.start_new_thread
 _THREAD_POOLS = (concurrent.futures.ThreadPoolExecutor,)
 _POOLS = (multiprocessing.pool.ThreadPool,)
 _LOOPS = (asyncio.AbstractEventLoop,)
@@ -474,5 +488,7 @@ def register() -> None:
     """Enter the handlers in the policy table (:func:`tornado_stm.stm.start` does it once)."""
     for callable_, handler in SPECIALS:
         policy.register_special(callable_, handler)
-    # Thread.start as section.watch_thread_starts() left it, too.
+    # Thread.start and _thread.start_new_thread as section.watch_thread_starts() left them.
     policy.register_special(threading.Thread.start, _special_thread_start)
+    for start_new_thread in {_thread.start_new_thread, _START_NEW_THREAD}:
+        policy.register_special(start_new_thread, _special_start_new_thread)

@@ -233,6 +233,18 @@ def current() -> Optional["Transaction"]:
 BARRIERS_CHECK_STEPS = [False]
 
 
+class _ModuleBody(threading.local):
+    """Per thread: how deep in plain code of the application it runs (a module's
+    top level, a thread the application started: ``section.module_body``)."""
+
+    depth = 0
+    #: True while this thread waits in ``transaction.run()`` (beside_the_workers).
+    waiting = False
+
+
+MODULE_BODY = _ModuleBody()
+
+
 def take_w_for_step() -> None:
     """Called by a barrier about to act in direct mode (no transaction): a
     coroutine or generator step that has run without W so far
@@ -1238,7 +1250,9 @@ def direct_write(stripes: "set[int] | tuple[int, ...]", op: Any, *args: Any) -> 
     """
     own = not WORLD_LOCK.held_by_current_thread()
     if own:
-        WORLD_LOCK.acquire(plain_code=True)     # (a section or a step holds W already)
+        # Plain code of the application may borrow the W of an inevitable
+        # section (one that may be waiting for it); anything else waits.
+        WORLD_LOCK.acquire(plain_code=MODULE_BODY.depth > 0 and CURRENT.step is None)
     try:
         hold(stripes)
         return op(*args)

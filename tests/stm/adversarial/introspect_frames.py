@@ -8,8 +8,8 @@ functions, and the call barrier's frames between the user's frames.
 Red-team round 17: 10 of 11 checks wrong on every run; f.__globals__ is now
 the function's module's, sys._getframe/inspect.currentframe/inspect.stack/
 traceback.extract_stack leave the engine's frames out, and globals() in a
-module that names it is called from its own frame. (helper.__code__ is still
-the entry wrapper's: docs/semantics.md, limit 9.)
+module that names it is called from its own frame, and helper.__code__ read
+in application code is the function's (round 18).
 """
 import inspect
 import sys
@@ -35,6 +35,7 @@ def call(i):
         "getframe_globals": lambda: sys._getframe(1).f_globals.get("MARK") == "module-mark",
         "currentframe_name": lambda: inspect.currentframe().f_back.f_code.co_name == "call",
         "whoami": lambda: me == "call",
+        "code_name": lambda: helper.__code__.co_name == "helper",
         "defaults": lambda: helper.__defaults__ == (5,),
         "globals": lambda: helper.__globals__.get("MARK") == "module-mark",
         "globals_is": lambda: helper.__globals__ is globals(),
