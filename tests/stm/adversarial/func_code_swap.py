@@ -3,6 +3,8 @@ idiom), then calling it from sections. Serial invariant: calls run the new code:
 TOTAL == N * 100; no exception.
 Red-team round 18: wrong on every run; f.__code__ read or set in application
 code is the function's own, not its entry wrapper's.
+Attacks: the entry wrapper standing in for an application function: its
+__code__ was set and read instead of the function's.
 """
 import sys
 import transaction

@@ -3,6 +3,8 @@ configuration trick, also what functools-style patching does), then calling it
 from sections. Serial invariant: calls use the new defaults: TOTAL == N*111.
 Red-team round 18: wrong on every run. __defaults__/__kwdefaults__ set on an
 application function reach the function its entry wrapper calls.
+Attacks: the entry wrapper standing in for an application function: its
+__defaults__/__kwdefaults__ were set, the function called kept its own.
 """
 import sys
 import transaction

@@ -2,6 +2,8 @@
 Serial invariant: after N sections doing modprop.hits += 1, modprop.hits == N.
 Red-team round 18: BAD on every run. A property of a module's own class
 answers before the namespace (barriers._module_class_answers).
+Attacks: module attribute barriers that read and write the namespace,
+past a property of the module's own class.
 """
 import sys
 import transaction

@@ -3,6 +3,8 @@ Sections set guarded.LIMIT; some try a negative value and catch ValueError.
 Serial invariant: N//2 ValueErrors, LIMIT never negative, WRITES has N//2 entries.
 Red-team round 18: BAD on every run. A module class's own __setattr__ runs
 for mod.name = v.
+Attacks: module attribute barriers that write the namespace, past the
+module class's own __setattr__.
 """
 import sys
 import transaction

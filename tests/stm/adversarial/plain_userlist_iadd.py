@@ -3,6 +3,8 @@ while sections append to its .data. Each operation is atomic in plain Python
 (list.extend / list.append). Serial invariant: nothing lost: 20000 + N items.
 Red-team round 18: BAD 2/4 on 2 threads: plain code's UL += ... now runs
 under W with what it reaches held.
+Attacks: barriers.augmented in plain code running a library class's
+__iadd__ in place, without W and without versions.
 """
 import sys, threading
 from collections import UserList

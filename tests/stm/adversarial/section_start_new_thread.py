@@ -3,6 +3,8 @@ waits for it on a lock handshake (done.acquire()); the helper writes shared
 state, then releases. Serial invariant (plain Python too): no hang; TOTAL == sum(range(N)).
 Red-team round 18: hung in every mode; _thread.start_new_thread in a section
 is a special, as Thread.start is: the helper runs plain code borrowing W.
+Attacks: a thread started with _thread.start_new_thread inside a section,
+whose application function ran as a section waiting for the starter's W.
 """
 import sys, threading, functools, _thread
 import transaction

@@ -1,6 +1,8 @@
 """A shared collections.UserDict merged with |= in sections, counting.
 Serial invariant: TOTAL == N and UD holds N keys.
 Red-team round 18: BAD 2/2 on 2 threads (fixed as userlist_iadd).
+Attacks: barriers.augmented running UserDict.__ior__ in place in an
+optimistic section.
 """
 import sys
 from collections import UserDict

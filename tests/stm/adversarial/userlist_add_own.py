@@ -4,6 +4,8 @@ Serial invariant: each result equals the section's own .data.
 Red-team round 18: wrong on every run. An operator of a library class on a
 shared instance records what it reads, and makes the section inevitable
 when the section wrote it (barriers.operand).
+Attacks: operators of a library class (UserList.__add__) reading the
+instance's attributes past the barriers, missing the section's own writes.
 """
 import sys
 from collections import UserList, UserDict

@@ -3,6 +3,8 @@ Serial invariant: UL holds 0..N-1 once each.
 Red-team round 18: BAD 2/2 on 2 threads. A += on a shared instance of a
 class whose in-place operators are library Python is inevitable and runs
 with what it reaches held (barriers._changes_in_library_code).
+Attacks: barriers.augmented running UserList.__iadd__ in place in an
+optimistic section (every aborted attempt's append stayed).
 """
 import sys
 from collections import UserList

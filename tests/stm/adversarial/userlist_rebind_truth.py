@@ -3,6 +3,8 @@ container (rebinding), then tests truth/len/in/iteration.
 Serial invariant: the section sees them empty.
 Red-team round 18: wrong on every run; truth() reads a shared instance as
 operators do (barriers.operand).
+Attacks: truth() handing a library instance to bool() (UserList.__len__
+reads UL.data past the barriers).
 """
 import sys
 from collections import UserList, UserDict

@@ -1,6 +1,8 @@
 """A shared WeakValueDictionary and WeakKeyDictionary merged with |= in sections
 (values/keys kept alive in a list). Serial invariant: both hold N entries.
 Red-team round 18: BAD 2/2 on 2 threads (fixed as userlist_iadd).
+Attacks: barriers.augmented running WeakValueDictionary.__ior__ in place
+in an optimistic section.
 """
 import sys, weakref
 import transaction
