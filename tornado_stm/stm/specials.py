@@ -373,6 +373,22 @@ def _special_stack(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict)
         if isinstance(frames, traceback.StackSummary) else kept
 
 
+def _special_formatted_stack(tx: Optional[Transaction], f: Any, args: tuple,
+                             kwargs: dict) -> Any:
+    """``traceback.format_stack()`` and ``print_stack()``: of the application's
+    frames (the engine's own left out); printing is irrevocable."""
+    names = ("f", "limit", "file")
+    given = {**dict(zip(names, args)), **kwargs}
+    frame = given.get("f") or _application_frame(sys._getframe(1))
+    summary = _special_stack(tx, traceback.extract_stack, (frame, given.get("limit")), {})
+    if f is traceback.format_stack:
+        return summary.format()
+    if tx is not None:
+        tx.become_inevitable("traceback.print_stack")
+    print("".join(summary.format()), file=given.get("file") or sys.stderr, end="")
+    return None
+
+
 def _code_of(summary: traceback.FrameSummary) -> Any:
     """A stand-in code object for ``is_engine_code``: only its file name is asked."""
     return types.SimpleNamespace(co_filename=summary.filename)
@@ -471,6 +487,8 @@ SPECIALS = ((getattr, _special_getattr), (hasattr, _special_hasattr),
             (operator.call, _special_operator_call),
             (sys._getframe, _special_frame), (inspect.currentframe, _special_frame),
             (inspect.stack, _special_stack), (traceback.extract_stack, _special_stack),
+            (traceback.format_stack, _special_formatted_stack),
+            (traceback.print_stack, _special_formatted_stack),
             (concurrent.futures.ThreadPoolExecutor.submit, _handing_work_to_a_thread(_THREAD_POOLS, 0)),
             (concurrent.futures.Executor.map, _handing_work_to_a_thread(_THREAD_POOLS, 0)),
             *((getattr(multiprocessing.pool.Pool, name), _handing_work_to_a_thread(_POOLS, 0))
