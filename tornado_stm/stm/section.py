@@ -474,14 +474,14 @@ def _start_from_plain_code(thread: threading.Thread) -> None:
 
 #: ``_thread.start_new_thread`` as the standard library defines it (threading
 #: keeps its own reference, or starts threads another way).
-_start_new_thread = _thread.start_new_thread
+START_NEW_THREAD = _thread.start_new_thread
 
 
 def _start_new_thread_from_plain_code(function: Any, args: tuple, kwargs: Any = None) -> int:
     """``_thread.start_new_thread`` as :func:`_start_from_plain_code` does ``Thread.start``."""
     if _module_body.depth:
         function = as_plain_code_on_a_helper(function)
-    return _start_new_thread(function, args, *(() if kwargs is None else (kwargs,)))
+    return START_NEW_THREAD(function, args, *(() if kwargs is None else (kwargs,)))
 
 
 def watch_thread_starts() -> None:

@@ -38,7 +38,8 @@ from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, call_reading,
                                    handed_out_iterator, is_shared_iterator, through_the_barrier)
 from tornado_stm.stm.reach import direct_container_call
 from tornado_stm.stm.registry import is_engine_code, is_instrumented
-from tornado_stm.stm.section import after_the_section, as_plain_code_on_a_helper, start_thread
+from tornado_stm.stm.section import (START_NEW_THREAD, after_the_section, as_plain_code_on_a_helper,
+                                    start_thread)
 from tornado_stm.stm.txn import Transaction, direct_write
 from tornado_stm.stm.versions import stripe_of_key
 
@@ -328,8 +329,6 @@ def _is_application_code(fn: Any) -> bool:
     return is_instrumented(fn) or (type(fn) is MethodType and is_instrumented(fn.__func__))
 
 
-#: ``_thread.start_new_thread`` as the standard library defines it.
-_START_NEW_THREAD = _thread.start_new_thread
 _THREAD_POOLS = (concurrent.futures.ThreadPoolExecutor,)
 _POOLS = (multiprocessing.pool.ThreadPool,)
 _LOOPS = (asyncio.AbstractEventLoop,)
@@ -508,5 +507,5 @@ def register() -> None:
         policy.register_special(callable_, handler)
     # Thread.start and _thread.start_new_thread as section.watch_thread_starts() left them.
     policy.register_special(threading.Thread.start, _special_thread_start)
-    for start_new_thread in {_thread.start_new_thread, _START_NEW_THREAD}:
+    for start_new_thread in {_thread.start_new_thread, START_NEW_THREAD}:
         policy.register_special(start_new_thread, _special_start_new_thread)
