@@ -70,7 +70,7 @@ from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, DICT_VIEW_TYPES,
                                    handed_out_iterator, call_direct, call_optimistic,
                                    has_plain_operators, has_plain_readers, is_shared_instance,
                                    is_shared_iterator, read_other_shared, record_nested)
-from tornado_stm.stm.reach import (FRAME_TYPES, HEAP_TYPE, HOLDING_IMMUTABLE_TYPES,
+from tornado_stm.stm.reach import (FRAME_TYPES, HEAP_TYPE, HOLDING_IMMUTABLE_TYPES, IMMUTABLE_HOLDERS,
                                    direct_call_reaching, direct_container_call)
 from tornado_stm.stm.registry import (INSTRUMENTED_CODES, VERSIONED_MODULES, has_plain_globals,
                                       is_instrumented, reads_plainly)
@@ -705,10 +705,12 @@ def deep_view(tx: Optional[Transaction], obj: Any) -> Any:
             tx.become_inevitable("deep read of a shared structure outside the barriers")
         return obj
     result = obj if kind in HOLDING_IMMUTABLE_TYPES else operand(tx, obj)
-    if isinstance(result, (*HOLDING_IMMUTABLE_TYPES, *CONTAINER_TYPES)):
+    if has_plain_readers(kind) and is_shared_instance(tx, obj):
+        # p == q of dataclasses: generated code reads p's attributes (and a
+        # namedtuple's __repr__ its items)
+        nested = (obj,)
+    elif isinstance(result, (*IMMUTABLE_HOLDERS, *CONTAINER_TYPES)):
         nested = result
-    elif has_plain_readers(kind) and is_shared_instance(tx, obj):
-        nested = (obj,)             # p == q of dataclasses: generated code reads p's attributes
     else:
         return result
     if not record_nested(tx, nested):

@@ -43,7 +43,7 @@ from tornado_stm.stm.attrkinds import IMMUTABLE_TYPES
 from tornado_stm.stm.registry import (ENGINE_DIR, INSTRUMENTED_CODES, is_engine_code, is_instrumented,
                                       python_methods)
 from tornado_stm.stm.reach import (ATOM_TYPES, FRAME_TYPES, HEAP_TYPE, HOLDING_IMMUTABLE_TYPES,
-                                   attribute_names, bound_self,
+                                   IMMUTABLE_HOLDERS, attribute_names, bound_self, held_items,
                                    direct_call_reaching, direct_container_call)
 from tornado_stm.stm.txn import (BARRIERS_ABOVE, CONTAINER_TYPES, VERSIONS, Transaction, current,
                                  direct_write, hold)
@@ -482,7 +482,7 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
             if not record_nested(tx, (arg,)):
                 tx.become_inevitable(f"attributes read by {policy.qualified_name(kind)}")
                 return call_direct(tx, original, args, kwargs)
-        elif kind not in HOLDING_IMMUTABLE_TYPES:
+        elif not isinstance(arg, IMMUTABLE_HOLDERS):
             owner = bound_container(arg)
             if owner is not None and id(owner) not in tx.private:
                 if policy.lookup(arg).kind != "pure":
@@ -491,7 +491,7 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
                                          f"{policy.qualified_name(f)}")
                     return call_direct(tx, original, args, kwargs)
                 replacement = getattr(tx.read_shadow(owner), arg.__name__)
-        if deep and (container or kind in HOLDING_IMMUTABLE_TYPES
+        if deep and (container or isinstance(arg, IMMUTABLE_HOLDERS)
                      or isinstance(replacement, DICT_VIEW_TYPES)) \
                 and not record_nested(tx, replacement):
             tx.become_inevitable(f"deep read by {policy.qualified_name(f)}")
@@ -830,7 +830,7 @@ def record_nested(tx: Transaction, root: Any, instances: bool = False) -> bool:
 
 
 def _scan_nested(tx: Transaction, root: Any, instances: bool) -> bool:
-    stack = [root]
+    stack = [held_items(root) if isinstance(root, IMMUTABLE_HOLDERS) else root]
     budget = DEEP_VIEW_BUDGET
     while stack:
         item = stack.pop()
@@ -859,11 +859,14 @@ def _scan_nested(tx: Transaction, root: Any, instances: bool) -> bool:
                 stack.append(element)
             elif isinstance(element, MUTABLE_BUFFER_TYPES) and id(element) not in tx.private:
                 return False                        # no versions: the caller goes inevitable
-            elif (instances or has_plain_readers(kind)) and is_shared_instance(tx, element):
-                values = record_instance(tx, element)
-                if values is None:
-                    return False
-                stack.append(values)
+            else:
+                if isinstance(element, IMMUTABLE_HOLDERS):
+                    stack.append(held_items(element))   # a namedtuple's items
+                if (instances or has_plain_readers(kind)) and is_shared_instance(tx, element):
+                    values = record_instance(tx, element)
+                    if values is None:
+                        return False
+                    stack.append(values)
     return True
 
 

@@ -47,12 +47,22 @@ REACH_BUDGET = 10_000
 #: Immutable builtins that may hold mutable values (a tuple of lists, a
 #: frozenset of application objects): walked, recorded, never skipped.
 HOLDING_IMMUTABLE_TYPES = frozenset({tuple, frozenset})
+#: The same, subclasses (a namedtuple, ``class Pair(tuple)``) included.
+IMMUTABLE_HOLDERS = (tuple, frozenset)
 #: Immutable values that hold nothing.
 ATOM_TYPES = IMMUTABLE_TYPES - HOLDING_IMMUTABLE_TYPES
 HEAP_TYPE = 1 << 9           # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
 #: Objects with a frame of their own, which a rollback cannot restore.
 FRAME_TYPES = (GeneratorType, CoroutineType, AsyncGeneratorType)
 _MISSING = object()
+
+
+def held_items(holder: Any) -> Any:
+    """What a tuple or frozenset (or an instance of a subclass) holds, as a
+    plain tuple or frozenset: a subclass's own ``__iter__`` does not run."""
+    if isinstance(holder, tuple):
+        return tuple.__getitem__(holder, slice(None))
+    return frozenset.copy(holder)
 DICT_VIEW_KINDS = (type({}.keys()), type({}.values()), type({}.items()))
 
 # A class's own dict, flags and MRO, read without its metaclass's
@@ -260,13 +270,19 @@ def direct_container_call(targets: Any, f: Any, args: tuple, kwargs: dict,
     return direct_write(stripes, mutate)
 
 
-def hold_handed_back(tx: Transaction, value: Any) -> None:
-    """Library code run in place by an inevitable section got ``value`` back
-    from an application callback (``lib.count_into(lambda: STATS)``) and may
-    change it in place: what it reaches is held from now to the section's
-    end, with the keys and attributes added (and the classes reshaped)
-    meanwhile, checked when the stripes are released (caller holds W)."""
-    reach = reached_state(tx, None, (value,), {})
+def hold_handed_back(tx: Transaction, *values: Any) -> None:
+    """Library code run in place by an inevitable section got ``values`` from
+    application code -- what a callback returned (``lib.count_into(lambda:
+    STATS)``), the arguments it filled (``box.append(STATS)``,
+    ``holder.target = STATS``), what an application generator yielded -- and
+    may change them in place: what they reach is held from now to the
+    section's end, with the keys and attributes added (and the classes
+    reshaped) meanwhile, checked when the stripes are released (caller
+    holds W)."""
+    values = tuple(value for value in values if type(value) not in ATOM_TYPES)
+    if not values:
+        return
+    reach = reached_state(tx, None, values, {})
     if not reach:
         return
     if reach.everything:

@@ -339,9 +339,10 @@ def entry(fn: F) -> F:
         if tx is not None:
             # Called back by library code inside a section.
             result = fn(*args, **kwargs)
-            if tx.inevitable and type(result) not in ATOM_TYPES:
-                # The library runs in place and may change what it got back.
-                hold_handed_back(tx, result)
+            if tx.inevitable:
+                # The library runs in place and may change what it got back,
+                # or what the callback put into its arguments.
+                hold_handed_back(tx, result, *args, *kwargs.values())
             return result
         if _module_body.depth:
             return fn(*args, **kwargs)
@@ -543,8 +544,15 @@ STEP_COUNTS = {"took_w": 0, "without_w": 0}
 def _step(resume: Callable[..., Any], *args: Any) -> Any:
     """Run one step of a frame outside any section: under W from its first
     barrier that may touch shared state (see above) to its end."""
-    if CURRENT.tx is not None or CURRENT.step is not None or WORLD_LOCK.held_by_current_thread():
-        return resume(*args)        # in a section, in a step of its own, or under W already
+    tx = CURRENT.tx
+    if tx is not None:
+        value = resume(*args)
+        if tx.inevitable and type(value) not in ATOM_TYPES and _resumed_by_library_code():
+            # for d in app_generator(): d[key] += 1, run in place by library code
+            hold_handed_back(tx, value)
+        return value
+    if CURRENT.step is not None or WORLD_LOCK.held_by_current_thread():
+        return resume(*args)        # in a step of its own, or under W already
     if not BARRIERS_CHECK_STEPS[0] or _resumes_in_library_code(resume.__self__):
         with WORLD_LOCK:
             WORLD_LOCK.open_to_plain_code()     # it runs in place, as an inevitable section
@@ -572,6 +580,16 @@ def _step(resume: Callable[..., Any], *args: Any) -> Any:
             STEP_COUNTS["took_w"] += 1
         else:
             STEP_COUNTS["without_w"] += 1
+
+
+def _resumed_by_library_code() -> bool:
+    """In :func:`_step`, for a generator: True when the code that resumed it
+    (past the engine's frames: the step wrappers, a call barrier) is not
+    instrumented."""
+    frame = sys._getframe(2)
+    while frame is not None and is_engine_code(frame.f_code):
+        frame = frame.f_back
+    return frame is not None and frame.f_code not in INSTRUMENTED_CODES
 
 
 def of_another_loop(awaitable: Any) -> bool:
