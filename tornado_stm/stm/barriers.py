@@ -70,8 +70,9 @@ from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, DICT_VIEW_TYPES,
                                    handed_out_iterator, call_direct, call_optimistic,
                                    has_plain_operators, has_plain_readers, is_shared_instance,
                                    is_shared_iterator, read_other_shared, record_nested)
-from tornado_stm.stm.reach import (FRAME_TYPES, HEAP_TYPE, HOLDING_IMMUTABLE_TYPES, IMMUTABLE_HOLDERS,
-                                   direct_call_reaching, direct_container_call)
+from tornado_stm.stm.reach import (FRAME_TYPES, HOLDING_IMMUTABLE_TYPES,
+                                   IMMUTABLE_HOLDERS, direct_call_reaching,
+                                   direct_container_call)
 from tornado_stm.stm.registry import (INSTRUMENTED_CODES, VERSIONED_MODULES, has_plain_globals,
                                       is_instrumented, reads_plainly)
 from tornado_stm.stm.section import ENTRY_CODE, entry_target, of_another_loop, on_this_loop
@@ -839,9 +840,7 @@ def augmented(tx: Optional[Transaction], op: Any, target: Any, value: Any) -> An
 def _changes_in_library_code(tx: Optional[Transaction], target: Any) -> bool:
     """True for ``target op= value`` where ``target`` is a shared instance of a
     class whose operators are library Python (a UserList, a WeakValueDictionary)."""
-    kind = type(target)
-    return bool(kind.__flags__ & HEAP_TYPE) and not issubclass(kind, type) \
-        and (tx is None or id(target) not in tx.private) and has_plain_operators(kind, True)
+    return is_shared_instance(tx, target) and has_plain_operators(type(target), True)
 
 
 #: Every context manager whose ``__enter__`` blocks until another thread lets go.

@@ -40,8 +40,8 @@ from typing import Any, Optional
 from tornado_stm.stm import policy
 from tornado_stm.stm.extension import VIEW_MAPPING
 from tornado_stm.stm.attrkinds import IMMUTABLE_TYPES
-from tornado_stm.stm.registry import (ENGINE_DIR, INSTRUMENTED_CODES, is_engine_code, is_instrumented,
-                                      python_methods)
+from tornado_stm.stm.registry import (ENGINE_DIR, INSTRUMENTED_CODES, application_frame,
+                                      is_engine_code, is_instrumented, python_methods)
 from tornado_stm.stm.reach import (ATOM_TYPES, FRAME_TYPES, HEAP_TYPE, HOLDING_IMMUTABLE_TYPES,
                                    IMMUTABLE_HOLDERS, attribute_names, bound_self, held_items,
                                    direct_call_reaching, direct_container_call)
@@ -763,12 +763,7 @@ def _engine_frames_above() -> int:
     """How many engine frames stand between the caller of this function's caller
     and the application code that made the call (logging's ``stacklevel``
     then names the application's line, not the barrier's)."""
-    frame = sys._getframe(1)
-    count = 0
-    while frame is not None and is_engine_code(frame.f_code):
-        count += 1
-        frame = frame.f_back
-    return count
+    return application_frame(sys._getframe(1))[1]
 
 
 def _hands_over_a_mutator(tx: Optional[Transaction], args: tuple, kwargs: dict) -> bool:
@@ -918,13 +913,14 @@ def has_plain_operators(kind: type, in_place: bool = False) -> bool:
     return answer
 
 
-def is_shared_instance(tx: Transaction, obj: Any) -> bool:
+def is_shared_instance(tx: Optional[Transaction], obj: Any) -> bool:
     """True for an instance of a Python class (not a class, a container or a
     function), or of a C type that keeps its attributes in a dict
-    (``SimpleNamespace``), that the section did not make."""
+    (``SimpleNamespace``), that the section (if any) did not make."""
     kind = type(obj)
-    return ((kind.__flags__ & HEAP_TYPE or kind in _DICT_READING_C_TYPES)
-            and not isinstance(obj, (type, *CONTAINER_TYPES)) and id(obj) not in tx.private)
+    return bool((kind.__flags__ & HEAP_TYPE or kind in _DICT_READING_C_TYPES)
+                and not isinstance(obj, (type, *CONTAINER_TYPES))
+                and (tx is None or id(obj) not in tx.private))
 
 
 #: C types whose ==, < and repr read the instance's attribute dict in C.

@@ -14,7 +14,8 @@ the safe-call policy must judge).
 from __future__ import annotations
 
 import os
-from types import CodeType, FunctionType, ModuleType
+from types import CodeType, FrameType, FunctionType, ModuleType
+from typing import Optional
 
 #: Where tornado-stm's own code lives: every module of the package is engine code.
 ENGINE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -72,3 +73,13 @@ def python_methods(kind: type, names: "tuple[str, ...]") -> list[FunctionType]:
 def is_engine_code(code: CodeType) -> bool:
     """True for code of tornado-stm itself (barriers, sections, loops), not the application's."""
     return code.co_filename.startswith(ENGINE_DIR)
+
+
+def application_frame(frame: Optional[FrameType]) -> tuple[Optional[FrameType], int]:
+    """``frame``, or the first of its callers that is not the engine's own (a
+    call barrier's, a step wrapper's), and how many engine frames it passed."""
+    passed = 0
+    while frame is not None and is_engine_code(frame.f_code):
+        frame = frame.f_back
+        passed += 1
+    return frame, passed

@@ -47,7 +47,7 @@ from typing import Any, Callable, Iterator, Optional, TypeVar
 from tornado_stm.stm import faults
 from tornado_stm.stm import log as stmlog
 from tornado_stm.stm.reach import ATOM_TYPES, hold_handed_back
-from tornado_stm.stm.registry import INSTRUMENTED_CODES, is_engine_code
+from tornado_stm.stm.registry import INSTRUMENTED_CODES, application_frame, is_engine_code
 from tornado_stm.stm.settings import count_from_environment
 from tornado_stm.stm.stats import for_current_thread
 from tornado_stm.stm.txn import (BARRIERS_CHECK_STEPS, MODULE_BODY, AbortSection, Transaction,
@@ -586,9 +586,7 @@ def _resumed_by_library_code() -> bool:
     """In :func:`_step`, for a generator: True when the code that resumed it
     (past the engine's frames: the step wrappers, a call barrier) is not
     instrumented."""
-    frame = sys._getframe(2)
-    while frame is not None and is_engine_code(frame.f_code):
-        frame = frame.f_back
+    frame = application_frame(sys._getframe(2))[0]
     return frame is not None and frame.f_code not in INSTRUMENTED_CODES
 
 

@@ -37,7 +37,7 @@ from tornado_stm.stm.barriers import (call, contains, deep_view, del_attr, del_i
 from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, call_reading,
                                    handed_out_iterator, is_shared_iterator, through_the_barrier)
 from tornado_stm.stm.reach import direct_container_call
-from tornado_stm.stm.registry import is_engine_code, is_instrumented
+from tornado_stm.stm.registry import application_frame, is_engine_code, is_instrumented
 from tornado_stm.stm.section import (START_NEW_THREAD, after_the_section, as_plain_code_on_a_helper,
                                     start_thread)
 from tornado_stm.stm.txn import Transaction, direct_write
@@ -342,9 +342,9 @@ def _special_frame(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict)
     module whose functions read some globals plainly, the section turns
     inevitable and every overlapping one aborts, as for ``vars(module)``."""
     depth = args[0] if args else kwargs.get("depth", 0)
-    frame = _application_frame(sys._getframe(1))
+    frame = application_frame(sys._getframe(1))[0]
     for _ in range(depth):
-        frame = _application_frame(frame.f_back) if frame is not None else None
+        frame = application_frame(frame.f_back)[0] if frame is not None else None
     if frame is None:
         raise ValueError("call stack is not deep enough")
     module = sys.modules.get(frame.f_globals.get("__name__", ""))
@@ -353,18 +353,11 @@ def _special_frame(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict)
     return frame
 
 
-def _application_frame(frame: Any) -> Any:
-    """``frame``, or the first frame below it that is not the engine's own."""
-    while frame is not None and is_engine_code(frame.f_code):
-        frame = frame.f_back
-    return frame
-
-
 def _special_stack(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
     """``inspect.stack()`` and ``traceback.extract_stack()``: the application's
     frames, as plain Python lists them (the engine's own left out)."""
     if f is traceback.extract_stack and not args and "f" not in kwargs:
-        args = (_application_frame(sys._getframe(1)),)
+        args = (application_frame(sys._getframe(1))[0],)
     frames = f(*args, **kwargs)
     kept = [entry for entry in frames if not is_engine_code(
         entry.frame.f_code if isinstance(entry, inspect.FrameInfo) else _code_of(entry))]
@@ -378,7 +371,7 @@ def _special_formatted_stack(tx: Optional[Transaction], f: Any, args: tuple,
     frames (the engine's own left out); printing is irrevocable."""
     names = ("f", "limit", "file")
     given = {**dict(zip(names, args)), **kwargs}
-    frame = given.get("f") or _application_frame(sys._getframe(1))
+    frame = given.get("f") or application_frame(sys._getframe(1))[0]
     summary = _special_stack(tx, traceback.extract_stack, (frame, given.get("limit")), {})
     if f is traceback.format_stack:
         return summary.format()
