@@ -57,7 +57,7 @@ import operator
 import sys
 import threading
 from collections import deque
-from types import FunctionType, MethodType, ModuleType
+from types import FrameType, FunctionType, MethodType, ModuleType
 from typing import Any, Iterator, Optional
 
 from tornado_stm.stm import policy
@@ -73,7 +73,8 @@ from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, DICT_VIEW_TYPES,
 from tornado_stm.stm.reach import (FRAME_TYPES, HOLDING_IMMUTABLE_TYPES,
                                    IMMUTABLE_HOLDERS, direct_call_reaching,
                                    direct_container_call)
-from tornado_stm.stm.registry import (INSTRUMENTED_CODES, VERSIONED_MODULES, has_plain_globals,
+from tornado_stm.stm.registry import (INSTRUMENTED_CODES, VERSIONED_MODULES, application_frame,
+                                      has_plain_globals,
                                       is_instrumented, reads_plainly)
 from tornado_stm.stm.section import ENTRY_CODE, entry_target, of_another_loop, on_this_loop
 from tornado_stm.stm.txn import (BARRIERS_ABOVE, CONTAINER_TYPES, DELETED, Transaction, CURRENT,
@@ -97,6 +98,9 @@ def current() -> Optional[Transaction]:
 # -- attributes -------------------------------------------------------------
 
 def get_attr(tx: Optional[Transaction], obj: Any, name: str, *default: Any) -> Any:
+    if name == "f_back" and type(obj) is FrameType:
+        # a frame's caller, as plain Python has it: not a barrier's frame
+        return application_frame(obj.f_back)[0]
     if name == "__globals__" or name == "__code__":
         if type(obj) is FunctionType and obj.__code__ is ENTRY_CODE:
             obj = entry_target(obj)         # the function's, not its entry wrapper's

@@ -1,6 +1,11 @@
 """Caller introspection from application helpers: f_back, sys._getframe(1),
 inspect.stack()[1], logging's %(funcName)s / %(filename)s, traceback.format_stack.
-Serial invariant (plain Python): every helper names its caller 'step' in this file."""
+Serial invariant (plain Python): every helper names its caller 'step' in this file.
+Attacks: engine frames seen by caller introspection: frame.f_back of an
+application frame under the pure-Python barriers (fault injection) was the
+call barrier's frame (barriers.get_attr now skips the engine's frames).
+Red-team round 18.
+"""
 import sys, inspect, logging, traceback, io, os
 import transaction
 
