@@ -125,6 +125,7 @@ static struct {
     PyObject *entry_code;           /* section.ENTRY_CODE */
     PyObject *frame_types;          /* generator, coroutine, async generator */
     PyObject *container_types;      /* txn.CONTAINER_TYPES */
+    PyObject *defaultdict_type;     /* collections.defaultdict */
     PyObject *builtins_dict;
     PyObject *python[B_COUNT];      /* the Python barriers */
     /* interned strings */
@@ -1245,6 +1246,10 @@ value_is_plain(PyObject *tx, PyObject *obj, int tuples_plain)
     if (is_immutable_type(obj) && (tuples_plain || !holds_values(obj)
                                    || flat_immutable_values(obj, 0)))
         return 1;
+    /* A shared defaultdict read by C code inserts the missing keys it looks
+     * up ("%(k)s" % counts): Python hands a copy or holds it, inevitable too. */
+    if (tx != Py_None && Py_IS_TYPE(obj, (PyTypeObject *)S.defaultdict_type))
+        return 0;
     int mode = tx_mode(tx);
     if (mode == MODE_ERROR)
         return -1;
@@ -2018,6 +2023,15 @@ fp_configure(PyObject *module, PyObject *args, PyObject *kwargs)
     builtins = PyImport_ImportModule("builtins");
     if (S.container_types == NULL || builtins == NULL)
         goto error;
+    if (S.defaultdict_type == NULL) {
+        PyObject *collections = PyImport_ImportModule("collections");
+        if (collections == NULL)
+            goto error;
+        S.defaultdict_type = PyObject_GetAttrString(collections, "defaultdict");
+        Py_DECREF(collections);
+        if (S.defaultdict_type == NULL || !PyType_Check(S.defaultdict_type))
+            goto error;
+    }
     S.builtins_dict = Py_NewRef(PyModule_GetDict(builtins));
     Py_DECREF(builtins);
     Py_DECREF(python);

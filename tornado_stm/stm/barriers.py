@@ -56,7 +56,7 @@ import importlib.util
 import operator
 import sys
 import threading
-from collections import deque
+from collections import defaultdict, deque
 from types import FrameType, FunctionType, MethodType, ModuleType
 from typing import Any, Iterator, Optional
 
@@ -79,6 +79,7 @@ from tornado_stm.stm.registry import (INSTRUMENTED_CODES, VERSIONED_MODULES, app
 from tornado_stm.stm.section import ENTRY_CODE, entry_target, of_another_loop, on_this_loop
 from tornado_stm.stm.txn import (BARRIERS_ABOVE, CONTAINER_TYPES, DELETED, Transaction, CURRENT,
                                  class_attribute_bound, direct_dict_write, direct_write, hold,
+                                 hold_lookups_in_place,
                                  take_w_for_step)
 from tornado_stm.stm.versions import RESHAPE_STRIPE, stripe_of_key, stripe_of_object
 from tornado_stm.stm.worldlock import WORLD_LOCK
@@ -667,10 +668,17 @@ def operand(tx: Optional[Transaction], obj: Any) -> Any:
 
 def _viewed(tx: Optional[Transaction], obj: Any, unpacked: bool) -> Any:
     if tx is None or tx.inevitable:
-        return obj
+        return _looked_up_in_place(tx, obj)
     kind = type(obj)
     if kind in IMMUTABLE_TYPES or id(obj) in tx.private:
         return obj
+    if kind is defaultdict:
+        # "%(k)s" % counts: C looks keys up, and inserts a missing one
+        copy_given = tx.copy_for_lookups(obj)
+        if copy_given is not None:
+            return copy_given
+        tx.become_inevitable("a defaultdict's factory run by plain code")
+        return _looked_up_in_place(tx, obj)
     if isinstance(obj, CONTAINER_TYPES):
         log = tx.containers.get(id(obj))
         if log is not None:
@@ -690,6 +698,15 @@ def _viewed(tx: Optional[Transaction], obj: Any, unpacked: bool) -> Any:
     return read_other_shared(tx, obj)
 
 
+def _looked_up_in_place(tx: Optional[Transaction], obj: Any) -> Any:
+    """``obj`` read in place by plain code (an inevitable section's): a shared
+    defaultdict's missing keys it looks up are inserted, held as its writes."""
+    if type(obj) is defaultdict and tx is not None and id(obj) not in tx.private \
+            and WORLD_LOCK.held_by_current_thread():
+        hold_lookups_in_place(obj)
+    return obj
+
+
 def deep_view(tx: Optional[Transaction], obj: Any) -> Any:
     """``obj`` as a comparison or a format reads it: :func:`view`, nested containers too.
 
@@ -700,7 +717,7 @@ def deep_view(tx: Optional[Transaction], obj: Any) -> Any:
     becomes inevitable, so the read sees exactly what a serial run would.
     """
     if tx is None or tx.inevitable:
-        return obj
+        return _looked_up_in_place(tx, obj)
     kind = type(obj)
     if kind in IMMUTABLE_TYPES and kind not in HOLDING_IMMUTABLE_TYPES:
         return obj

@@ -31,7 +31,7 @@ import math
 import operator
 import sys
 import warnings
-from collections import OrderedDict, deque
+from collections import OrderedDict, defaultdict, deque
 from types import (AsyncGeneratorType, BuiltinFunctionType, CoroutineType, FunctionType,
                    GeneratorType, MappingProxyType, MethodDescriptorType, MethodType,
                    MethodWrapperType, ModuleType, SimpleNamespace, WrapperDescriptorType)
@@ -46,7 +46,7 @@ from tornado_stm.stm.reach import (ATOM_TYPES, FRAME_TYPES, HEAP_TYPE, HOLDING_I
                                    IMMUTABLE_HOLDERS, attribute_names, bound_self, held_items,
                                    direct_call_reaching, direct_container_call)
 from tornado_stm.stm.txn import (BARRIERS_ABOVE, CONTAINER_TYPES, VERSIONS, Transaction, current,
-                                 direct_write, hold)
+                                 direct_write, hold, hold_lookups_in_place)
 from tornado_stm.stm.versions import RESHAPE_STRIPE, stripe_of_key, stripe_of_object
 from tornado_stm.stm.worldlock import WORLD_LOCK
 
@@ -268,6 +268,14 @@ def call_optimistic(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
         if kind == "pure":
             name = f.__name__
             log = tx.containers.get(id(owner))
+            if type(owner) is defaultdict:
+                # counts.__getitem__(k) inserts a missing key: into the copy
+                copy_given = tx.copy_for_lookups(owner)
+                if copy_given is None:
+                    tx.become_inevitable(f"a defaultdict's factory run by {name}")
+                    return call_direct(tx, f, args, kwargs)
+                method = getattr(copy_given, name)
+                return _fresh(tx, rule, call_reading(tx, method, args, kwargs, original=f))
             if log is not None or name in LAZY_METHODS or name in COMPARING_METHODS:
                 method = getattr(tx.read_shadow(owner), name)
                 return _fresh(tx, rule, call_reading(tx, method, args, kwargs, original=f))
@@ -460,7 +468,14 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
             # not the row the list holds, and the row it holds is not written yet
             tx.become_inevitable(f"a written {kind.__name__} found by {policy.qualified_name(f)}")
             return call_direct(tx, original, args, kwargs)
-        if container:
+        if container and isinstance(arg, defaultdict):
+            # operator.getitem(counts, k): C code's lookup of a missing key
+            # inserts it; into the section's copy, kept as its write.
+            replacement = tx.copy_for_lookups(arg)
+            if replacement is None:
+                tx.become_inevitable(f"a defaultdict's factory run by {policy.qualified_name(f)}")
+                return call_direct(tx, original, args, kwargs)
+        elif container:
             if lazy or deep or id(arg) in tx.containers:
                 # (a deep reader scans it before the call: a consistent copy)
                 replacement = tx.read_shadow(arg)
@@ -672,6 +687,9 @@ def _class_is_safe(klass: type) -> bool:
 def call_direct(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
     """A call outside optimistic mode: in place, bumping the containers it mutates."""
     rule = policy.lookup(f)
+    if tx is not None and WORLD_LOCK.held_by_current_thread():
+        for counts in _defaultdicts_handed_over(tx, f, args, kwargs):
+            hold_lookups_in_place(counts)
     if rule.kind == "special":
         return rule.handler(tx, f, args, kwargs)
     if WORLD_LOCK.held_by_current_thread() and (_hands_over_a_mutator(tx, args, kwargs)
@@ -715,6 +733,20 @@ def call_direct(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) ->
     if _is_logging_call(f):
         kwargs = {**kwargs, "stacklevel": kwargs.get("stacklevel", 1) + _engine_frames_above()}
     return f(*args, **kwargs)
+
+
+def _defaultdicts_handed_over(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> list:
+    """The shared ``defaultdict``s among the arguments, or that ``f`` or an
+    argument is bound to (``DD.__getitem__``): C code looking up a missing
+    key in one (``operator.getitem``, ``str.format_map``,
+    ``map(DD.__getitem__, keys)``) inserts it."""
+    found = []
+    for arg in (f, *args, *kwargs.values()):
+        if type(arg) is BuiltinFunctionType:
+            arg = arg.__self__
+        if type(arg) is defaultdict and id(arg) not in tx.private:
+            found.append(arg)
+    return found
 
 
 def _hands_over_library_python(args: tuple, kwargs: dict) -> bool:

@@ -103,7 +103,7 @@ from typing import Any, Callable, Mapping, Optional
 from tornado_stm.stm import faults
 from tornado_stm.stm import log as stmlog
 from tornado_stm.stm.extension import thread_slot
-from tornado_stm.stm.registry import python_methods
+from tornado_stm.stm.registry import INSTRUMENTED_CODES, python_methods
 from tornado_stm.stm.stats import ThreadStats
 from tornado_stm.stm.versions import (CLOCK, LOCKED, RESHAPE_STRIPE, VERSIONS, lock_stripes,
                                       release_stripes, stripe_of_key, stripe_of_object)
@@ -119,6 +119,11 @@ VALIDATE_EVERY: list[int] = [1024]
 #: Debug switches that break the engine on purpose, so that tests can show
 #: that they would catch a broken STM. Never set them in real use.
 BROKEN_FOR_TESTS = {"skip_validation": False}
+
+#: ``defaultdict`` factories that C code may call on a section's copy: no effects.
+_FACTORIES_WITHOUT_EFFECTS = frozenset({int, float, complex, str, bytes, bool, list, dict, set,
+                                        tuple, frozenset, deque, OrderedDict, Counter,
+                                        collections.defaultdict})
 
 #: The value of a deleted attribute or key in a redo log.
 DELETED = object()
@@ -271,8 +276,11 @@ class ContainerLog:
         self.whole = False
 
     def changed(self) -> bool:
-        """False for a read shadow: nothing to publish."""
-        return self.whole or bool(self.writes) or bool(self.dirty)
+        """False for a read shadow: nothing to publish (a defaultdict's copy that C
+        code has added keys to, looking them up, has changed: copy_for_lookups)."""
+        return self.whole or bool(self.writes) or bool(self.dirty) or (
+            type(self.real) is collections.defaultdict and self.shadow is not None
+            and len(self.shadow) != len(self.real))
 
 
 def _copy(obj: Any) -> Any:
@@ -595,6 +603,20 @@ class Transaction:
     def read_shadow(self, obj: Any) -> Any:
         """The section's private copy of a shared container, for a reader that keeps it."""
         return self.materialize(self.log_for(obj))
+
+    def copy_for_lookups(self, d: collections.defaultdict) -> Optional[dict]:
+        """The section's copy of a shared ``defaultdict`` that C code is about to
+        look keys up in (``operator.getitem(d, k)``, ``"%(k)s" % d``): a missing
+        key's ``__missing__`` then inserts into the copy, and the commit
+        publishes the keys the copy gained (``ContainerLog.changed``). None
+        when the factory is not known to be safe to call from C, once per
+        attempt (a library callable with effects): the caller becomes
+        inevitable and uses :func:`hold_lookups_in_place`."""
+        factory = d.default_factory
+        if factory is not None and factory not in _FACTORIES_WITHOUT_EFFECTS and \
+                getattr(factory, "__code__", None) not in INSTRUMENTED_CODES:
+            return None
+        return self.read_shadow(d)
 
     def touch(self, obj: Any) -> None:
         """Record a read of the whole of ``obj`` that plain code makes right after.
@@ -1199,6 +1221,17 @@ _before_unlocking: list[Callable[[], None]] = []
 def when_unlocking(check: Callable[[], None]) -> None:
     """Run ``check()`` (caller holds W) before the held stripes are released."""
     _before_unlocking.append(check)
+
+
+def hold_lookups_in_place(d: collections.defaultdict) -> None:
+    """Before C code looks keys up in a shared ``defaultdict`` in place (caller
+    holds W): a missing key is inserted, past every barrier. The dict's
+    stripe is held from now, and the stripes of the keys it has gained are
+    held too when the section lets go."""
+    hold((stripe_of_object(id(d)),))
+    keys_before = set(dict.keys(d))
+    when_unlocking(lambda: hold({stripe_of_key(id(d), key) for key in dict.keys(d)
+                                 if key not in keys_before}))
 
 
 def release_held() -> None:
