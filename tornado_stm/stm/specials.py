@@ -191,6 +191,12 @@ def _checks_by_reading(kinds: Any) -> bool:
     if isinstance(kinds, tuple):
         return any(_checks_by_reading(kind) for kind in kinds)
     check = getattr(type(kinds), "__instancecheck__", None)
+    if check is abc.ABCMeta.__instancecheck__:
+        # An ABC asks its __subclasshook__ and caches the answer in place: an
+        # application's hook may read shared state (the answer of an attempt
+        # that aborts would stay cached).
+        return any(is_instrumented(getattr(klass.__dict__.get("__subclasshook__"), "__func__", None))
+                   for klass in kinds.__mro__)
     return check is not None and check not in _CHECKS_BY_TYPE
 
 
