@@ -68,7 +68,7 @@ RUNTIME_NAMES = {
     "_stm_match": "match_subject", "_stm_named": "named_value",
     "_stm_bind_globals": "binding_globals", "_stm_idict": "instance_dict",
     "_stm_imported": "imported_name", "_stm_cm": "context_manager",
-    "_stm_await": "awaited",
+    "_stm_await": "awaited", "_stm_raise": "raised",
 }
 #: The module's own globals dict, injected as this name.
 GLOBALS_NAME = "_stm_G"
@@ -1066,6 +1066,14 @@ class Rewriter(ast.NodeTransformer):
         if not self._in_function():
             return self.generic_visit(node)
         node.value = self._iterable(node.value)
+        return node
+
+    def visit_Raise(self, node: ast.Raise) -> ast.AST:
+        """``raise exc``: ``exc`` is seen by a barrier first (raising writes the
+        object's ``__traceback__`` and ``__context__`` in place)."""
+        node = self.generic_visit(node)
+        if self._in_function() and node.exc is not None:
+            node.exc = ast.copy_location(_call("_stm_raise", self.tx(), node.exc), node.exc)
         return node
 
     def visit_Await(self, node: ast.Await) -> ast.AST:

@@ -806,6 +806,20 @@ def compare(tx: Optional[Transaction], op: int, left: Any, right: Any) -> Any:
     return COMPARE_OPERATORS[op](deep_view(tx, left), deep_view(tx, right))
 
 
+def raised(tx: Optional[Transaction], exc: Any) -> Any:
+    """The operand of ``raise``. Raising an exception object writes its
+    ``__traceback__``, ``__context__`` and ``__cause__`` in place, from C: an
+    optimistic section raising one it did not make (a module's sentinel,
+    one kept in shared state) becomes inevitable first. Its own, a class,
+    and the exception being handled (``except E as e: raise e``) are raised
+    as they are."""
+    if tx is None or tx.inevitable or id(exc) in tx.private or isinstance(exc, type) \
+            or exc is sys.exception() or not isinstance(exc, BaseException):
+        return exc
+    tx.become_inevitable(f"raise of a shared {policy.qualified_name(type(exc))}")
+    return exc
+
+
 def awaited(value: Any) -> Any:
     """The operand of ``await``: itself, or for a future of another event
     loop (one loop per thread), a future of this one with its outcome

@@ -601,11 +601,20 @@ def class_policy(klass: type) -> policy.CallPolicy:
         if _class_is_safe(klass):
             # (a metaclass __call__ may hand back an object that already
             # exists: a singleton is not the section's own)
-            fresh = (klass.__new__ is object.__new__ or klass.__module__ == "builtins") \
+            fresh = (_new_makes_new_objects(klass) or klass.__module__ == "builtins") \
                 and type(klass).__call__ is type.__call__
             rule = policy.PURE_FRESH if fresh else policy.PURE
         CLASS_POLICIES[klass] = rule
     return rule
+
+
+def _new_makes_new_objects(klass: type) -> bool:
+    """True when ``klass.__new__`` is object's or a builtin exception's: a new
+    object each call (an application exception's ``__new__`` is the one of
+    the builtin exception it derives from)."""
+    maker = getattr(klass.__new__, "__self__", None)
+    return maker is object or (isinstance(maker, type) and issubclass(maker, BaseException)
+                               and maker.__module__ == "builtins")
 
 
 _plain_builders: dict[type, bool] = {}
