@@ -68,7 +68,7 @@ RUNTIME_NAMES = {
     "_stm_match": "match_subject", "_stm_named": "named_value",
     "_stm_bind_globals": "binding_globals", "_stm_idict": "instance_dict",
     "_stm_imported": "imported_name", "_stm_cm": "context_manager",
-    "_stm_await": "awaited", "_stm_raise": "raised",
+    "_stm_await": "awaited", "_stm_raise": "raised", "_stm_bases": "class_bases",
 }
 #: The module's own globals dict, injected as this name.
 GLOBALS_NAME = "_stm_G"
@@ -423,6 +423,11 @@ class Rewriter(ast.NodeTransformer):
         # function's own code, and its methods see the function's names.
         node.decorator_list = [self.visit(d) for d in node.decorator_list]
         node.bases = [self.visit(b) for b in node.bases]
+        if node.bases:
+            # class P(Base): seen by a barrier (P enters Base.__subclasses__())
+            bases = _call("_stm_bases", self.tx(), ast.Tuple(elts=node.bases, ctx=ast.Load()))
+            node.bases = [ast.copy_location(ast.Starred(value=bases, ctx=ast.Load()),
+                                            node.bases[0])]
         node.keywords = [self.visit(k) for k in node.keywords]
         scope, _ = self._enter((), False, self.tables.get((node.name, node.lineno)))
         scope.is_class = True
@@ -514,6 +519,10 @@ class Rewriter(ast.NodeTransformer):
             return self.generic_visit(node)      # the size of an object this call created
         func = self.visit(node.func)
         args = [self.visit(a) for a in node.args]
+        if isinstance(node.func, ast.Name) and node.func.id == "type" and len(args) == 3 \
+                and not any(isinstance(a, ast.Starred) for a in args):
+            # type(name, bases, namespace) makes a class, as a class statement does
+            args[1] = ast.copy_location(_call("_stm_bases", self.tx(), args[1]), args[1])
         keywords = [self._keyword(k) for k in node.keywords]
         new = ast.Call(func=_name("_stm_call"), args=[self.tx(), func, *args], keywords=keywords)
         return ast.copy_location(new, node)
