@@ -48,6 +48,7 @@ temporaries before the target's own sub-expressions, as Python does.
 from __future__ import annotations
 
 import ast
+import copy
 import builtins
 import symtable
 from typing import Iterable, Optional
@@ -69,6 +70,7 @@ RUNTIME_NAMES = {
     "_stm_bind_globals": "binding_globals", "_stm_idict": "instance_dict",
     "_stm_imported": "imported_name", "_stm_cm": "context_manager",
     "_stm_await": "awaited", "_stm_raise": "raised", "_stm_bases": "class_bases",
+    "_stm_patterns": "match_patterns",
 }
 #: The module's own globals dict, injected as this name.
 GLOBALS_NAME = "_stm_G"
@@ -86,6 +88,9 @@ _FRAME_ONLY_WITHOUT_ARGS = frozenset({"vars", "dir"})
 #: attributes in library code (the C barrier answers plain classes at once).
 _SCALAR_BUILTINS = frozenset({"abs", "divmod", "round", "chr", "ord", "callable", "id",
                               "range", "pow"})
+#: Builtin classes of ``case int():`` patterns: matched by type alone.
+_BUILTIN_PATTERN_CLASSES = frozenset({"bool", "bytearray", "bytes", "dict", "float", "frozenset",
+                                      "int", "list", "set", "str", "tuple", "complex"})
 #: Operators by their index in barriers.BINARY_OPERATORS and COMPARE_OPERATORS.
 _BINARY_INDEX = {op: index for index, op in enumerate((
     ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.LShift, ast.RShift,
@@ -729,15 +734,40 @@ class Rewriter(ast.NodeTransformer):
         """
         if not self._in_function():
             return self.generic_visit(node)
+        patterns = [p for case in node.cases for p in ast.walk(case.pattern)]
         by_attributes = any(isinstance(p, ast.MatchClass) and (p.patterns or p.kwd_patterns)
-                            for case in node.cases for p in ast.walk(case.pattern))
-        node.subject = (self._wrapped("_stm_match", node.subject, ATOM) if by_attributes
-                        else self._deep(node.subject))
+                            for p in patterns)
+        subject = (self._wrapped("_stm_match", node.subject, ATOM) if by_attributes
+                   else self._deep(node.subject))
+        named = self._names_in_patterns(patterns)
+        if named is not None:
+            subject = ast.copy_location(_call("_stm_patterns", self.tx(), subject, named), subject)
+        node.subject = subject
         for case in node.cases:
             if case.guard is not None:
                 case.guard = self._test(case.guard)
             case.body = self._visit_body(case.body)
         return node
+
+    def _names_in_patterns(self, patterns: list[ast.AST]) -> Optional[ast.Lambda]:
+        """``lambda: ((classes...), (owners...))``: the classes of a match's class
+        patterns (not the builtins') and the objects its dotted value patterns
+        read (``CFG`` of ``case CFG.mode``), which CPython reads past the
+        barriers; None when there are none. A thunk, as the patterns are
+        evaluated only when their case is tried."""
+        classes = [p.cls for p in patterns if isinstance(p, ast.MatchClass) and not (
+            isinstance(p.cls, ast.Name) and p.cls.id in _BUILTIN_PATTERN_CLASSES
+            and p.cls.id not in self.module_names)]
+        owners = [value.value for p in patterns
+                  for value in ([p.value] if isinstance(p, ast.MatchValue) else
+                                p.keys if isinstance(p, ast.MatchMapping) else [])
+                  if isinstance(value, ast.Attribute)]
+        if not classes and not owners:
+            return None
+        tuples = [ast.Tuple(elts=[copy.deepcopy(e) for e in group], ctx=ast.Load())
+                  for group in (classes, owners)]
+        empty = ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
+        return ast.Lambda(args=empty, body=ast.Tuple(elts=tuples, ctx=ast.Load()))
 
     def visit_While(self, node: ast.While) -> ast.AST:
         node.test = self._test(node.test)

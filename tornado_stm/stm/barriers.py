@@ -57,6 +57,7 @@ import operator
 import sys
 import threading
 from collections import defaultdict, deque
+from enum import EnumType
 from types import FrameType, FunctionType, MethodType, ModuleType
 from typing import Any, Iterator, Optional
 
@@ -68,6 +69,7 @@ from tornado_stm.stm.attrkinds import (CLASS_VALUE, IMMUTABLE, IMMUTABLE_TYPES, 
 from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, DICT_VIEW_TYPES,
                                    MUTABLE_BUFFER_TYPES, READ_INEVITABLY_TYPES, bound_container,
                                    handed_out_iterator, call_direct, call_optimistic,
+                                   checks_by_reading,
                                    has_plain_operators, has_plain_readers, is_shared_instance,
                                    is_shared_iterator, read_other_shared, record_nested)
 from tornado_stm.stm.reach import (FRAME_TYPES, HEAP_TYPE, HOLDING_IMMUTABLE_TYPES,
@@ -755,6 +757,30 @@ def match_subject(tx: Optional[Transaction], obj: Any) -> Any:
             type(obj) not in IMMUTABLE_TYPES or type(obj) in HOLDING_IMMUTABLE_TYPES):
         tx.become_inevitable("match with class patterns on a shared object")
     return obj
+
+
+def match_patterns(tx: Optional[Transaction], subject: Any, named: Any) -> Any:
+    """The subject of a ``match`` whose patterns name classes or dotted values.
+
+    CPython matches them past the barriers: a class pattern calls the
+    class's ``__instancecheck__`` in C (a ``runtime_checkable`` Protocol
+    reads the subject's attributes; an ABC's application
+    ``__subclasshook__`` reads shared state and is cached), and a value
+    pattern ``case CFG.mode`` reads the attribute plainly (missing the
+    section's own write, recording no read). ``named()`` gives those
+    classes and the objects the value patterns read; unless every class
+    answers by type and every such object is an ``Enum`` class (members
+    never change), an optimistic section becomes inevitable first.
+    """
+    if tx is None or tx.inevitable:
+        return subject
+    try:
+        classes, owners = named()
+    except Exception:                       # the case that names it raises, as it would
+        classes, owners = (), (None,)
+    if any(map(checks_by_reading, classes)) or not all(isinstance(o, EnumType) for o in owners):
+        tx.become_inevitable("match patterns read past the barriers")
+    return subject
 
 
 def truth(tx: Optional[Transaction], obj: Any) -> bool:

@@ -21,6 +21,7 @@ safe: :func:`class_policy` decides once per class.
 
 from __future__ import annotations
 
+import abc
 import array
 import copy
 import functools
@@ -914,6 +915,24 @@ ATTRIBUTE_READER_TYPES = (operator.attrgetter, operator.methodcaller)
 _READING_SPECIAL_METHODS = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
                             "__hash__", "__repr__", "__str__", "__format__")
 _plain_readers: dict[type, bool] = {}
+
+
+def checks_by_reading(kinds: Any) -> bool:
+    """True if an ``isinstance`` check against ``kinds`` may read the object's attributes."""
+    if isinstance(kinds, tuple):
+        return any(checks_by_reading(kind) for kind in kinds)
+    check = getattr(type(kinds), "__instancecheck__", None)
+    if check is abc.ABCMeta.__instancecheck__:
+        # An ABC asks its __subclasshook__ and caches the answer in place: an
+        # application's hook may read shared state (the answer of an attempt
+        # that aborts would stay cached).
+        return any(is_instrumented(getattr(klass.__dict__.get("__subclasshook__"), "__func__", None))
+                   for klass in kinds.__mro__)
+    return check is not None and check not in _CHECKS_BY_TYPE
+
+
+#: Metaclass checks that answer from the class and its registry alone.
+_CHECKS_BY_TYPE = (type.__instancecheck__, abc.ABCMeta.__instancecheck__)
 
 
 def has_plain_readers(kind: type) -> bool:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import _string
 import _thread
-import abc
 import asyncio
 import concurrent.futures
 import functools
@@ -34,7 +33,7 @@ from tornado_stm.stm import policy
 from tornado_stm.stm.attrkinds import W_PLAIN, refuses_attribute, write_kind
 from tornado_stm.stm.barriers import (call, contains, deep_view, del_attr, del_item, get_attr,
                                       get_item, instance_dict, reshaped_class, set_attr, set_item)
-from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, call_reading,
+from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, call_reading, checks_by_reading,
                                    handed_out_iterator, is_shared_iterator, through_the_barrier)
 from tornado_stm.stm.reach import direct_container_call
 from tornado_stm.stm.registry import application_frame, is_engine_code, is_instrumented
@@ -181,27 +180,9 @@ def _special_isinstance(tx: Optional[Transaction], f: Any, args: tuple, kwargs: 
     library code) makes an optimistic section inevitable first, so that
     the object's attributes are read as the section left them."""
     if tx is not None and not tx.inevitable and len(args) == 2 \
-            and _checks_by_reading(args[1]):
+            and checks_by_reading(args[1]):
         tx.become_inevitable(f"{f.__name__}() with {policy.qualified_name(type(args[1]))}")
     return f(*args, **kwargs)
-
-
-def _checks_by_reading(kinds: Any) -> bool:
-    """True if an ``isinstance`` check against ``kinds`` may read the object's attributes."""
-    if isinstance(kinds, tuple):
-        return any(_checks_by_reading(kind) for kind in kinds)
-    check = getattr(type(kinds), "__instancecheck__", None)
-    if check is abc.ABCMeta.__instancecheck__:
-        # An ABC asks its __subclasshook__ and caches the answer in place: an
-        # application's hook may read shared state (the answer of an attempt
-        # that aborts would stay cached).
-        return any(is_instrumented(getattr(klass.__dict__.get("__subclasshook__"), "__func__", None))
-                   for klass in kinds.__mro__)
-    return check is not None and check not in _CHECKS_BY_TYPE
-
-
-#: Metaclass checks that answer from the class and its registry alone.
-_CHECKS_BY_TYPE = (type.__instancecheck__, abc.ABCMeta.__instancecheck__)
 
 
 def _per_key(writes: bool) -> Any:
