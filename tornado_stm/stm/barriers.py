@@ -78,8 +78,10 @@ from tornado_stm.stm.reach import (FRAME_TYPES, HEAP_TYPE, HOLDING_IMMUTABLE_TYP
 from tornado_stm.stm.registry import (INSTRUMENTED_CODES, VERSIONED_MODULES, application_frame,
                                       has_plain_globals,
                                       is_instrumented, reads_plainly)
-from tornado_stm.stm.section import ENTRY_CODE, entry_target, of_another_loop, on_this_loop
-from tornado_stm.stm.txn import (BARRIERS_ABOVE, CONTAINER_TYPES, DELETED, Transaction, CURRENT,
+from tornado_stm.stm.section import (ENTRY_CODE, entry_target, of_another_loop, on_this_loop,
+                                     without_engine_frames)
+from tornado_stm.stm.txn import (BARRIERS_ABOVE, CONTAINER_TYPES, DELETED, AbortSection, CURRENT,
+                                 Transaction,
                                  class_attribute_bound, direct_dict_write, direct_write, hold,
                                  hold_lookups_in_place,
                                  take_w_for_step)
@@ -1031,28 +1033,42 @@ class Box:
 # -- calls --------------------------------------------------------------------
 
 def call(tx: Optional[Transaction], f: Any, /, *args: Any, **kwargs: Any) -> Any:
-    kind = type(f)
-    if kind is FunctionType:
-        code = f.__code__
-        if code is ENTRY_CODE:
-            return entry_target(f)(*args, **kwargs)
-        if code in INSTRUMENTED_CODES:
-            result = f(*args, **kwargs)
-            if tx is not None and isinstance(result, FRAME_TYPES):
-                tx.private[id(result)] = result
-            return result
-    elif kind is MethodType:
-        func = f.__func__
-        if type(func) is FunctionType and func.__code__ is ENTRY_CODE:
-            return entry_target(func)(f.__self__, *args, **kwargs)
-    elif not issubclass(kind, type) and _calls_instrumented_code(kind):
-        # An instance of an application class with __call__: that method's
-        # own code reads through the barriers (asked of the class, so that
-        # the instance's own __getattr__ never runs for the engine's sake).
-        return f(*args, **kwargs)
-    if tx is None or tx.inevitable:
-        return call_direct(tx, f, args, kwargs)
-    return call_optimistic(tx, f, args, kwargs)
+    try:
+        kind = type(f)
+        if kind is FunctionType:
+            code = f.__code__
+            if code is ENTRY_CODE:
+                return entry_target(f)(*args, **kwargs)
+            if code in INSTRUMENTED_CODES:
+                result = f(*args, **kwargs)
+                if tx is not None and isinstance(result, FRAME_TYPES):
+                    tx.private[id(result)] = result
+                return result
+        elif kind is MethodType:
+            func = f.__func__
+            if type(func) is FunctionType and func.__code__ is ENTRY_CODE:
+                return entry_target(func)(f.__self__, *args, **kwargs)
+        elif not issubclass(kind, type) and _calls_instrumented_code(kind):
+            # An instance of an application class with __call__: that method's
+            # own code reads through the barriers (asked of the class, so that
+            # the instance's own __getattr__ never runs for the engine's sake).
+            return f(*args, **kwargs)
+        if tx is None or tx.inevitable:
+            return call_direct(tx, f, args, kwargs)
+        return call_optimistic(tx, f, args, kwargs)
+    except BaseException as error:
+        # The Python barriers' own frames leave the traceback of an exception
+        # passing through (the C ones add none): application code that
+        # catches it sees the frames a plain call would show.
+        _hide_engine_frames(error)
+        raise
+
+
+def _hide_engine_frames(error: BaseException) -> None:
+    """Drop the engine's frames from ``error``'s traceback (not from an abort's),
+    as :func:`section.run_section` does for an exception leaving a section."""
+    if error.__traceback__ is not None and not isinstance(error, AbortSection):
+        error.__traceback__ = without_engine_frames(error.__traceback__)
 
 
 def _calls_instrumented_code(kind: type) -> bool:

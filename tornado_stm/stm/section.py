@@ -127,7 +127,7 @@ def run_section(fn: Callable[..., Any], args: tuple = (), kwargs: dict | None = 
                 raise
             _end(tx)
             run_deferred_finalizers()
-            raise exc.with_traceback(_without_engine_frames(exc.__traceback__))
+            raise exc.with_traceback(without_engine_frames(exc.__traceback__))
         CURRENT.tx = None
         _end(tx)
         run_deferred_finalizers()
@@ -185,7 +185,7 @@ def _end(tx: Transaction) -> None:
         action()
 
 
-def _without_engine_frames(tb: Optional[TracebackType]) -> Optional[TracebackType]:
+def without_engine_frames(tb: Optional[TracebackType]) -> Optional[TracebackType]:
     """The traceback minus tornado-stm's frames (barriers, sections), so it shows the user's code."""
     kept = []
     while tb is not None:
