@@ -70,7 +70,7 @@ RUNTIME_NAMES = {
     "_stm_bind_globals": "binding_globals", "_stm_idict": "instance_dict",
     "_stm_imported": "imported_name", "_stm_cm": "context_manager",
     "_stm_await": "awaited", "_stm_raise": "raised", "_stm_bases": "class_bases",
-    "_stm_patterns": "match_patterns",
+    "_stm_patterns": "match_patterns", "_stm_stores": "stores_in_place",
 }
 #: The module's own globals dict, injected as this name.
 GLOBALS_NAME = "_stm_G"
@@ -616,6 +616,11 @@ class Rewriter(ast.NodeTransformer):
                     setattr(node, field, self.visit(getattr(node, field)))
             # [a for a, b in pairs]: each item is unpacked as it is read now
             # (view), as in a for statement, unless the items are tuples made here.
+            for gen in generators:
+                if any(isinstance(n, (ast.Attribute, ast.Subscript)) for n in ast.walk(gen.target)):
+                    # [f(x) for obj.x in xs]: the target is stored without a barrier
+                    gen.iter = ast.copy_location(
+                        _call("_stm_stores", self.tx(), gen.iter), gen.iter)
             node.generators = [  # type: ignore[attr-defined]
                 split for index, gen in enumerate(generators)
                 for split in ([gen] if index == 0 and plain_items else self._viewed_unpacking(gen))]
