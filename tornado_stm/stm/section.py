@@ -340,9 +340,13 @@ def entry(fn: F) -> F:
             # Called back by library code inside a section.
             result = fn(*args, **kwargs)
             if tx.inevitable:
-                # The library runs in place and may change what it got back,
-                # or what the callback put into its arguments.
-                hold_handed_back(tx, result, *args, *kwargs.values())
+                # The library runs in place and may change what it got back;
+                # library Python (not sorted's C calling a key function) may
+                # also change what the callback put into its arguments.
+                if _called_by_library_python():
+                    hold_handed_back(tx, result, *args, *kwargs.values())
+                else:
+                    hold_handed_back(tx, result)
             return result
         if _module_body.depth:
             return fn(*args, **kwargs)
@@ -580,6 +584,13 @@ def _step(resume: Callable[..., Any], *args: Any) -> Any:
             STEP_COUNTS["took_w"] += 1
         else:
             STEP_COUNTS["without_w"] += 1
+
+
+def _called_by_library_python() -> bool:
+    """In an entry wrapper: True when its caller is Python code neither
+    instrumented nor the engine's (C code calling back leaves no frame)."""
+    code = sys._getframe(2).f_code
+    return code not in INSTRUMENTED_CODES and not is_engine_code(code)
 
 
 def _resumed_by_library_code() -> bool:
