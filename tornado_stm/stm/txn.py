@@ -1228,10 +1228,21 @@ def hold_lookups_in_place(d: collections.defaultdict) -> None:
     holds W): a missing key is inserted, past every barrier. The dict's
     stripe is held from now, and the stripes of the keys it has gained are
     held too when the section lets go."""
+    if id(d) in _looked_up_in_place:
+        return                  # watched already, until the stripes are released
     hold((stripe_of_object(id(d)),))
     keys_before = set(dict.keys(d))
-    when_unlocking(lambda: hold({stripe_of_key(id(d), key) for key in dict.keys(d)
-                                 if key not in keys_before}))
+    _looked_up_in_place[id(d)] = d
+
+    def hold_keys_gained() -> None:
+        del _looked_up_in_place[id(d)]
+        hold({stripe_of_key(id(d), key) for key in dict.keys(d) if key not in keys_before})
+    when_unlocking(hold_keys_gained)
+
+
+#: The defaultdicts hold_lookups_in_place watches (id -> dict), until the
+#: stripes are released. Only the holder of W touches it.
+_looked_up_in_place: dict[int, Any] = {}
 
 
 def release_held() -> None:
