@@ -1650,6 +1650,11 @@ optimistic_call(PyObject *tx, PyObject *f, PyObject *const *args, Py_ssize_t n,
 {
     if (PyMethod_Check(f) && PyFunction_Check(PyMethod_GET_FUNCTION(f)))
         return special_method_call(tx, f, args, n, kwnames);
+    /* type(name, bases, ns) or a metaclass called so makes a class, which
+     * enters its bases' __subclasses__() in place: Python decides
+     * (calls.call_optimistic). type(x) stays here. */
+    if (PyType_Check(f) && PyType_IsSubtype((PyTypeObject *)f, &PyType_Type) && n != 1)
+        return FALLBACK;
     /* isinstance(x, C) and issubclass with a plain class (metaclass type):
      * answered by the type alone. Other classes go to the Python special
      * (specials._special_isinstance): a Protocol reads x's attributes. */

@@ -69,10 +69,10 @@ from tornado_stm.stm.attrkinds import (CLASS_VALUE, IMMUTABLE, IMMUTABLE_TYPES, 
 from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, DICT_VIEW_TYPES,
                                    MUTABLE_BUFFER_TYPES, READ_INEVITABLY_TYPES, bound_container,
                                    handed_out_iterator, call_direct, call_optimistic,
-                                   checks_by_reading,
+                                   checks_by_reading, making_a_class,
                                    has_plain_operators, has_plain_readers, is_shared_instance,
                                    is_shared_iterator, read_other_shared, record_nested)
-from tornado_stm.stm.reach import (FRAME_TYPES, HEAP_TYPE, HOLDING_IMMUTABLE_TYPES,
+from tornado_stm.stm.reach import (FRAME_TYPES, HOLDING_IMMUTABLE_TYPES,
                                    IMMUTABLE_HOLDERS, direct_call_reaching,
                                    direct_container_call)
 from tornado_stm.stm.registry import (INSTRUMENTED_CODES, VERSIONED_MODULES, application_frame,
@@ -835,15 +835,9 @@ def compare(tx: Optional[Transaction], op: int, left: Any, right: Any) -> Any:
 
 
 def class_bases(tx: Optional[Transaction], bases: Any) -> Any:
-    """The bases of a class a section makes (a class statement in a function,
-    ``type(name, bases, namespace)``). CPython enters the new class in each
-    base's ``__subclasses__()`` in place, where other sections see it at
-    once, and where an attempt that aborts leaves it: a section making a
-    subclass of a Python class (the application's plugin base, a library's
-    handler class) becomes inevitable first."""
-    if tx is not None and not tx.inevitable and isinstance(bases, tuple) and any(
-            isinstance(base, type) and base.__flags__ & HEAP_TYPE for base in bases):
-        tx.become_inevitable("a subclass of a Python class made in a section")
+    """The bases of a class statement in a function (or of ``type(name, bases,
+    ns)`` written so): see :func:`calls.making_a_class`."""
+    making_a_class(tx, bases)
     return bases
 
 

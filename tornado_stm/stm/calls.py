@@ -239,6 +239,9 @@ def call_optimistic(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
     rule = policy.lookup(f)
     if rule is policy.IRREVOCABLE and isinstance(f, type):
         rule = class_policy(f)
+    if isinstance(f, type) and issubclass(f, type) and len(args) == 3:
+        # type(name, bases, ns), Meta(name, bases, ns): a class is made
+        making_a_class(tx, args[1])
     kind = rule.kind
     if kind == "pure" and (args or kwargs):
         if not (isinstance(f, type) and _builds_plainly(f)) and not _plain_init(f) \
@@ -915,6 +918,18 @@ ATTRIBUTE_READER_TYPES = (operator.attrgetter, operator.methodcaller)
 _READING_SPECIAL_METHODS = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
                             "__hash__", "__repr__", "__str__", "__format__")
 _plain_readers: dict[type, bool] = {}
+
+
+def making_a_class(tx: Optional[Transaction], bases: Any) -> None:
+    """Before a section makes a class with ``bases`` (a class statement in a
+    function, ``type(name, bases, ns)``, a metaclass called so). CPython
+    enters the new class in each base's ``__subclasses__()`` in place, where
+    other sections see it at once, and where an attempt that aborts leaves
+    it: a section making a subclass of a Python class (the application's
+    plugin base, a library's handler class) becomes inevitable first."""
+    if tx is not None and not tx.inevitable and isinstance(bases, tuple) and any(
+            isinstance(base, type) and base.__flags__ & HEAP_TYPE for base in bases):
+        tx.become_inevitable("a subclass of a Python class made in a section")
 
 
 def checks_by_reading(kinds: Any) -> bool:

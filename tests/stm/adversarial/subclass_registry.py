@@ -1,7 +1,7 @@
 """A plugin registry built with classes made inside calls: each 'make' call
 defines a subclass of Base, in turn by a class statement, by type(name,
-bases, namespace), with a metaclass among the bases, and by
-types.new_class; it appends the class to REG and bumps a shared counter
+bases, namespace), with a metaclass among the bases, by types.new_class,
+by calling an application metaclass and by calling type(Base); it appends the class to REG and bumps a shared counter
 (so calls conflict and retry). 'audit' calls walk Base.__subclasses__(), the
 usual plugin-discovery idiom.
 
@@ -10,7 +10,8 @@ lists exactly REG's classes, at every audit and at the end.
 Attacks: making a class enters it in its bases' C-level subclass lists in
 place: other sections saw the classes of attempts in flight, and the classes
 of attempts that aborted stayed there (barriers.class_bases now makes such a
-section inevitable first). Red-team round 19 (subclass_ghosts).
+section inevitable first, and so does calls.making_a_class for a metaclass
+called with three arguments). Red-team round 19 (subclass_ghosts).
 """
 import sys
 import types
@@ -32,7 +33,7 @@ class MBase(metaclass=Meta):
 REG = []
 STATS = {"n": 0}
 BAD = []
-FORMS = ("class", "type", "meta", "new_class")
+FORMS = ("class", "type", "meta", "new_class", "metacall", "typeof")
 
 
 def make(i):
@@ -46,8 +47,12 @@ def make(i):
     elif form == "meta":
         class P(Base, MBase):
             tag = i
-    else:
+    elif form == "new_class":
         P = types.new_class("P%d" % i, (Base,), exec_body=lambda ns: ns.update(tag=i))
+    elif form == "metacall":
+        P = Meta("P%d" % i, (Base,), {"tag": i})
+    else:
+        P = type(Base)("P%d" % i, (Base,), {"tag": i})
     x = 0
     for j in range(200):
         x += j
