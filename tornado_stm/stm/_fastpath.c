@@ -1258,7 +1258,10 @@ value_is_plain(PyObject *tx, PyObject *obj, int tuples_plain)
     int private = is_private(tx, obj);
     if (private <= 0 || tuples_plain)
         return private;
-    /* deep_view(): a private container may hold shared ones (Python scans it) */
+    /* deep_view(): a private container may hold shared ones, and a private
+     * exception's arguments too (Python scans them) */
+    if (PyExceptionInstance_Check(obj))
+        return 0;
     int container = is_container(obj);
     return container < 0 ? -1 : !container;
 }

@@ -726,14 +726,16 @@ def deep_view(tx: Optional[Transaction], obj: Any) -> Any:
     if kind in IMMUTABLE_TYPES and kind not in HOLDING_IMMUTABLE_TYPES:
         return obj
     if id(obj) in tx.private:
-        # list(rows) == other: a container the section made may hold shared ones
-        if isinstance(obj, CONTAINER_TYPES) and not record_nested(tx, obj):
+        # list(rows) == other: a container the section made may hold shared
+        # ones (and f"{error}" formats an exception's arguments)
+        if isinstance(obj, (*CONTAINER_TYPES, BaseException)) \
+                and not record_nested(tx, (obj,) if isinstance(obj, BaseException) else obj):
             tx.become_inevitable("deep read of a shared structure outside the barriers")
         return obj
     result = obj if kind in HOLDING_IMMUTABLE_TYPES else operand(tx, obj)
-    if has_plain_readers(kind) and is_shared_instance(tx, obj):
-        # p == q of dataclasses: generated code reads p's attributes (and a
-        # namedtuple's __repr__ its items)
+    if has_plain_readers(kind) and is_shared_instance(tx, obj) or isinstance(obj, BaseException):
+        # p == q of dataclasses: generated code reads p's attributes (a
+        # namedtuple's __repr__ its items, an exception's str() its arguments)
         nested = (obj,)
     elif isinstance(result, (*IMMUTABLE_HOLDERS, *CONTAINER_TYPES)):
         nested = result

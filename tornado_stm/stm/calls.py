@@ -460,7 +460,9 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
             continue
         if id(arg) in tx.private:
             # sum([a, b], []): a container the section made may hold shared ones
-            if deep and is_a(arg, CONTAINER_TYPES) and not record_nested(tx, arg):
+            # (and str(error) formats an exception's arguments)
+            if deep and (is_a(arg, CONTAINER_TYPES) or isinstance(arg, BaseException)) \
+                    and not record_nested(tx, _scanned(arg)):
                 tx.become_inevitable(f"deep read by {policy.qualified_name(f)}")
                 return call_direct(tx, original, args, kwargs)
             continue
@@ -510,9 +512,9 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
                                          f"{policy.qualified_name(f)}")
                     return call_direct(tx, original, args, kwargs)
                 replacement = getattr(tx.read_shadow(owner), arg.__name__)
-        if deep and (container or isinstance(arg, IMMUTABLE_HOLDERS)
+        if deep and (container or isinstance(arg, (*IMMUTABLE_HOLDERS, BaseException))
                      or isinstance(replacement, DICT_VIEW_TYPES)) \
-                and not record_nested(tx, replacement):
+                and not record_nested(tx, _scanned(replacement)):
             tx.become_inevitable(f"deep read by {policy.qualified_name(f)}")
             return call_direct(tx, original, args, kwargs)
         if replacement is not arg:
@@ -852,6 +854,12 @@ def _only_writes_out(f: Any) -> bool:
 DEEP_VIEW_BUDGET = 100_000
 
 
+def _scanned(value: Any) -> Any:
+    """What record_nested walks for ``value``: itself, or an exception as the
+    one item of a tuple (it is not iterable; its arguments are walked)."""
+    return (value,) if isinstance(value, BaseException) else value
+
+
 def record_nested(tx: Transaction, root: Any, instances: bool = False) -> bool:
     """Record reads of the shared values nested in ``root``; False if that cannot be done.
 
@@ -902,6 +910,8 @@ def _scan_nested(tx: Transaction, root: Any, instances: bool) -> bool:
             else:
                 if isinstance(element, IMMUTABLE_HOLDERS):
                     stack.append(held_items(element))   # a namedtuple's items
+                elif isinstance(element, BaseException):
+                    stack.append(element.args)          # str(error) formats them
                 if (instances or has_plain_readers(kind)) and is_shared_instance(tx, element):
                     values = record_instance(tx, element)
                     if values is None:
