@@ -198,9 +198,45 @@ def through_the_barrier(value: Any) -> Any:
     if not isinstance(target, _OPERATOR_CALLABLES) and (
             not isinstance(target, _C_FUNCTIONS) or policy.lookup(target).kind == "pure"):
         return value
-    def called_through_the_barrier(*args: Any, **kwargs: Any) -> Any:
-        return BARRIERS_ABOVE.call(current(), value, *args, **kwargs)
-    return called_through_the_barrier
+    return CalledThroughTheBarrier(value)
+
+
+class CalledThroughTheBarrier:
+    """A callable handed to library code in place of ``wrapped`` (see
+    :func:`through_the_barrier`): calling it goes through the call barrier;
+    compared, hashed or formatted (``listeners.index(EV.append)``,
+    ``"%r" % handler``) it is ``wrapped``, and a library call that keeps it
+    in the container it returns (``dict(cb=EV.append)``) gives ``wrapped``
+    back (:func:`_callables_given_back`)."""
+
+    __slots__ = ("wrapped",)
+
+    def __init__(self, wrapped: Any) -> None:
+        self.wrapped = wrapped
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return BARRIERS_ABOVE.call(current(), self.wrapped, *args, **kwargs)
+
+    def __eq__(self, other: Any) -> Any:
+        return self.wrapped == (other.wrapped if type(other) is CalledThroughTheBarrier else other)
+
+    def __ne__(self, other: Any) -> Any:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash(self.wrapped)
+
+    def __repr__(self) -> str:
+        return repr(self.wrapped)
+
+
+def _callables_given_back(result: Any, args: tuple, kwargs: dict) -> Any:
+    """``result`` of a library call given ``args`` through :func:`through_the_barrier`:
+    the wrapped callables where the top level of a list or dict it returns
+    keeps their stand-ins."""
+    stand_ins = {id(arg): arg.wrapped for _, arg in _arguments(args, kwargs)
+                 if type(arg) is CalledThroughTheBarrier}
+    return _restore_identity(stand_ins, result) if stand_ins else result
 
 
 def _arguments_through_the_barrier(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
@@ -242,6 +278,20 @@ def call_optimistic(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
     if isinstance(f, type) and issubclass(f, type) and len(args) == 3:
         # type(name, bases, ns), Meta(name, bases, ns): a class is made
         making_a_class(tx, args[1])
+    if rule.kind == "pure" and (args or kwargs) and not _sees_identity(f):
+        args, kwargs = _arguments_through_the_barrier(args, kwargs)
+        return _callables_given_back(_call_optimistic(tx, f, rule, args, kwargs), args, kwargs)
+    return _call_optimistic(tx, f, rule, args, kwargs)
+
+
+def _sees_identity(f: Any) -> bool:
+    """True for the pure builtins that answer by an argument's identity or type
+    (``type(print)``, ``id(cb)``): they never call it, and a stand-in would show."""
+    return f is type or f is id or f is operator.is_ or f is operator.is_not
+
+
+def _call_optimistic(tx: Transaction, f: Any, rule: policy.CallPolicy, args: tuple,
+                     kwargs: dict) -> Any:
     kind = rule.kind
     if kind == "pure" and (args or kwargs):
         if not (isinstance(f, type) and _builds_plainly(f)) and not _plain_init(f) \
@@ -252,8 +302,6 @@ def call_optimistic(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
             return call_direct(tx, f, args, kwargs)
     if kwargs and "key" in kwargs:
         kwargs = _keys_as_the_section_sees_them(f, kwargs)
-    if kind == "pure" and (args or kwargs):
-        args, kwargs = _arguments_through_the_barrier(args, kwargs)
     if kind == "special":
         return rule.handler(tx, f, args, kwargs)
     if kind == "handoff":
@@ -725,7 +773,8 @@ def call_direct(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) ->
         # map(setattr, objects, names, values) in an inevitable section: each
         # setattr must bump the versions of what it writes, as the barrier's
         # does, or an optimistic reader of those objects commits over it.
-        args, kwargs = _arguments_through_the_barrier(args, kwargs)
+        if not _sees_identity(f):
+            args, kwargs = _arguments_through_the_barrier(args, kwargs)
     if rule.kind == "mutates":
         owner = bound_container(f)
         targets = [owner] if owner is not None and 0 in rule.writes else [
@@ -747,7 +796,7 @@ def call_direct(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) ->
         return direct_call_reaching(tx, f, args, kwargs)
     if _is_logging_call(f):
         kwargs = {**kwargs, "stacklevel": kwargs.get("stacklevel", 1) + _engine_frames_above()}
-    return f(*args, **kwargs)
+    return _callables_given_back(f(*args, **kwargs), args, kwargs)
 
 
 def _defaultdicts_handed_over(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> list:
