@@ -345,7 +345,11 @@ class TransactionQueue:
         native = _native() if backend == "pypystm" else None
         if native is not None:
             return self._run_native(native, nb_segments)
-        threads = 1 if backend == "serial" else (nb_segments or _num_threads[0])
+        # Inside ``with atomic:`` (which holds W) the calls run one after
+        # another on this thread: the block is one transaction, and workers
+        # could never commit while it lasts.
+        threads = 1 if backend == "serial" or getattr(_atomic_depth, "depth", 0) > 0 \
+            else (nb_segments or _num_threads[0])
         stmlog.open_from_environment()  # $PYPYSTM, when no command opened the log
         self._error = None
         self._ending = _Ending()
