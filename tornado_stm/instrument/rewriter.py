@@ -71,6 +71,7 @@ RUNTIME_NAMES = {
     "_stm_imported": "imported_name", "_stm_cm": "context_manager",
     "_stm_await": "awaited", "_stm_raise": "raised", "_stm_bases": "class_bases",
     "_stm_patterns": "match_patterns", "_stm_stores": "stores_in_place",
+    "_stm_callee": "recursive_callee",
 }
 #: The module's own globals dict, injected as this name.
 GLOBALS_NAME = "_stm_G"
@@ -162,6 +163,8 @@ class _Scope:
         self.constants: dict[str, object] = {}
         #: A class body (in a function): its names are not seen by its methods.
         self.is_class = False
+        #: A plain function's own name: ``walk(n - 1)`` in ``walk`` calls itself.
+        self.own_name: Optional[str] = None
 
 
 class Rewriter(ast.NodeTransformer):
@@ -299,6 +302,7 @@ class Rewriter(ast.NodeTransformer):
         bindings = LocalBindings(node, table, self.module_names, self.constants)
         if plain:
             scope.fresh = fresh_locals(bindings) - own_boxed
+            scope.own_name = node.name
         scope.kinds = {name: kind for name, kind in
                        local_kinds(bindings, self.module_names, plain).items()
                        if name not in own_boxed}
@@ -522,6 +526,16 @@ class Rewriter(ast.NodeTransformer):
                 and not node.keywords and self._fresh(node.args[0]) \
                 and "len" not in self.module_names and self._resolve("len") == "plain":
             return self.generic_visit(node)      # the size of an object this call created
+        if self.scope is not None and isinstance(node.func, ast.Name) \
+                and node.func.id == self.scope.own_name \
+                and self._resolve(node.func.id) in ("global", "plain"):
+            # walk(n - 1) in walk: called from this frame, not through the C
+            # call barrier, so deep recursion needs no C stack (3.11+ inlines
+            # a Python-to-Python call)
+            callee = _call("_stm_callee", self.tx(), self.visit(node.func))
+            new = ast.Call(func=callee, args=[self.visit(a) for a in node.args],
+                           keywords=[self._keyword(k) for k in node.keywords])
+            return ast.copy_location(new, node)
         func = self.visit(node.func)
         args = [self.visit(a) for a in node.args]
         if isinstance(node.func, ast.Name) and node.func.id == "type" and len(args) == 3 \

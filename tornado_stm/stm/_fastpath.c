@@ -97,11 +97,11 @@ PyList_GetItemRef(PyObject *list, Py_ssize_t index)
 
 enum { B_CURRENT, B_GET_ATTR, B_SET_ATTR, B_DEL_ATTR, B_GET_ITEM, B_SET_ITEM, B_DEL_ITEM,
        B_GET_GLOBAL, B_CALL, B_ITERATE, B_CONTAINS, B_NEW, B_VIEW, B_DEEP_VIEW, B_TRUTH,
-       B_TOUCH, B_TICK, B_BINARY, B_COMPARE, B_OPERAND, B_COUNT };
+       B_TOUCH, B_TICK, B_BINARY, B_COMPARE, B_OPERAND, B_RECURSIVE_CALLEE, B_COUNT };
 static const char *barrier_names[B_COUNT] = {
     "current", "get_attr", "set_attr", "del_attr", "get_item", "set_item", "del_item",
     "get_global", "call", "iterate", "contains", "new", "view", "deep_view", "truth",
-    "touch", "tick", "binary", "compare", "operand"};
+    "touch", "tick", "binary", "compare", "operand", "recursive_callee"};
 
 static struct {
     int configured;
@@ -467,7 +467,7 @@ static int
 step_needs_w(int barrier, PyObject *const *args, Py_ssize_t nargs)
 {
     switch (barrier) {
-    case B_CURRENT: case B_NEW: case B_TICK: case B_CALL:
+    case B_CURRENT: case B_NEW: case B_TICK: case B_CALL: case B_RECURSIVE_CALLEE:
         return 0;
     case B_BINARY: case B_COMPARE:
         return !(nargs == 4 && is_scalar(args[2]) && is_scalar(args[3]));
@@ -1797,6 +1797,40 @@ entry_target(PyObject *entry)
     return PyCell_Get(PyTuple_GET_ITEM(closure, 0));     /* a new reference */
 }
 
+/* recursive_callee(tx, f): what ``walk(n - 1)`` in ``walk`` calls from the
+ * application's own frame (barriers.recursive_callee): the plain instrumented
+ * function itself, past its entry wrapper; Python decides anything else. */
+static PyObject *
+fp_recursive_callee(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (!S.configured)
+        return NOT_CONFIGURED();
+    if (nargs == 2 && Py_IS_TYPE(args[1], &PyFunction_Type)) {
+        PyObject *target = args[1];
+        int instrumented;
+        if (PyFunction_GET_CODE(target) == S.entry_code) {
+            /* what an entry wrapper wraps is the application's */
+            target = entry_target(target);
+            if (target == NULL)
+                return NULL;
+            instrumented = Py_IS_TYPE(target, &PyFunction_Type);
+        }
+        else {
+            Py_INCREF(target);
+            instrumented = PySet_Contains(S.instrumented_codes, PyFunction_GET_CODE(target));
+            if (instrumented < 0) {
+                Py_DECREF(target);
+                return NULL;
+            }
+        }
+        if (instrumented && !(((PyCodeObject *)PyFunction_GET_CODE(target))->co_flags
+                              & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)))
+            return target;
+        Py_DECREF(target);
+    }
+    return to_python(B_RECURSIVE_CALLEE, args, nargs, NULL);
+}
+
 static PyObject *
 fp_call(PyObject *module, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
@@ -2102,6 +2136,8 @@ static PyMethodDef fp_methods[] = {
      "contains(tx, item, container): barriers.contains"},
     {"new", (PyCFunction)(void (*)(void))fp_new, METH_FASTCALL, "new(tx, obj): barriers.new"},
     {"view", (PyCFunction)(void (*)(void))fp_view, METH_FASTCALL, "view(tx, obj): barriers.view"},
+    {"recursive_callee", (PyCFunction)(void (*)(void))fp_recursive_callee, METH_FASTCALL,
+     "recursive_callee(tx, f): barriers.recursive_callee"},
     {"operand", (PyCFunction)(void (*)(void))fp_operand, METH_FASTCALL,
      "operand(tx, obj): barriers.operand"},
     {"deep_view", (PyCFunction)(void (*)(void))fp_deep_view, METH_FASTCALL,

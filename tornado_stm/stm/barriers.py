@@ -52,7 +52,9 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import functools
 import importlib.util
+import inspect
 import operator
 import sys
 import threading
@@ -1070,6 +1072,24 @@ def call(tx: Optional[Transaction], f: Any, /, *args: Any, **kwargs: Any) -> Any
         # catches it sees the frames a plain call would show.
         _hide_engine_frames(error)
         raise
+
+
+def recursive_callee(tx: Optional[Transaction], f: Any) -> Any:
+    """What a function's call of its own name (``walk(n - 1)`` in ``walk``)
+    calls from the application's frame: the function itself when it is a
+    plain instrumented one (as :func:`call` would call it, without the call
+    barrier's C frame: deep recursion then needs no C stack), else ``f``
+    through the call barrier (the name was rebound: a decorator's wrapper)."""
+    if type(f) is FunctionType:
+        target = entry_target(f) if f.__code__ is ENTRY_CODE else f
+        if type(target) is FunctionType and not target.__code__.co_flags & _STEPPED_CODE and (
+                target is not f or target.__code__ in INSTRUMENTED_CODES):
+            return target
+    return functools.partial(call, tx, f)
+
+
+#: Generators, coroutines, async generators: their frames need the call barrier.
+_STEPPED_CODE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 
 
 def _hide_engine_frames(error: BaseException) -> None:

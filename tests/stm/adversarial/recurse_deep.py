@@ -2,6 +2,11 @@
 
 Serial invariant: with ``sys.setrecursionlimit(20000)``, ``walk(8000)``
 returns 8001 (plain Python frames need no C stack in 3.11+).
+Attacks: every instrumented call went through the C call barrier, a C frame
+each, so deep recursion hit the C recursion limit near depth 4000 (a
+RecursionError no serial run raises). A function's call of its own name now
+gets the function from barriers.recursive_callee and calls it from its own
+frame. Red-team round 13.
 """
 import sys
 import transaction
