@@ -71,7 +71,7 @@ RUNTIME_NAMES = {
     "_stm_imported": "imported_name", "_stm_cm": "context_manager",
     "_stm_await": "awaited", "_stm_raise": "raised", "_stm_bases": "class_bases",
     "_stm_patterns": "match_patterns", "_stm_stores": "stores_in_place",
-    "_stm_callee": "recursive_callee",
+    "_stm_callee": "recursive_callee", "_stm_locals": "frame_names",
 }
 #: The module's own globals dict, injected as this name.
 GLOBALS_NAME = "_stm_G"
@@ -89,6 +89,8 @@ _FRAME_ONLY_WITHOUT_ARGS = frozenset({"vars", "dir"})
 #: attributes in library code (the C barrier answers plain classes at once).
 _SCALAR_BUILTINS = frozenset({"abs", "divmod", "round", "chr", "ord", "callable", "id",
                               "range", "pow"})
+#: Of the frame builtins, those that list the function's own names.
+_FRAME_NAMES = frozenset({"locals", "vars", "dir"})
 #: Builtin classes of ``case int():`` patterns: matched by type alone.
 _BUILTIN_PATTERN_CLASSES = frozenset({"bool", "bytearray", "bytes", "dict", "float", "frozenset",
                                       "int", "list", "set", "str", "tuple", "complex"})
@@ -165,6 +167,8 @@ class _Scope:
         self.is_class = False
         #: A plain function's own name: ``walk(n - 1)`` in ``walk`` calls itself.
         self.own_name: Optional[str] = None
+        #: A class body's temporaries (class attributes until the body ends).
+        self.class_temps: list[str] = []
 
 
 class Rewriter(ast.NodeTransformer):
@@ -236,6 +240,13 @@ class Rewriter(ast.NodeTransformer):
 
     def temp(self) -> str:
         self.temp_counter += 1
+        if self.scope is not None and self.scope.is_class:
+            # A class body's temporary is a class attribute until the body
+            # ends (visit_ClassDef drops it): a dunder name, which an Enum
+            # does not take for a member.
+            name = f"__stm_t{self.temp_counter}__"
+            self.scope.class_temps.append(name)
+            return name
         return f"_stm_t{self.temp_counter}"
 
     def _resolve(self, name: str) -> str:
@@ -445,6 +456,11 @@ class Rewriter(ast.NodeTransformer):
             node.body = self._visit_body(node.body)
         finally:
             self.scope = saved
+        # locals().pop("__stm_t1__", None): the class gets no temporaries
+        node.body += [ast.fix_missing_locations(ast.copy_location(ast.Expr(value=ast.Call(
+            func=ast.Attribute(value=_call("locals"), attr="pop", ctx=ast.Load()),
+            args=[_const(name), _const(None)], keywords=[])), node.body[-1]))
+            for name in scope.class_temps]
         return self._binding_itself(node, [node.name])
 
     def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
@@ -510,7 +526,19 @@ class Rewriter(ast.NodeTransformer):
                 and node.func.id not in self.module_names \
                 and self._resolve(node.func.id) in ("plain", "global") \
                 and not (node.func.id in _FRAME_ONLY_WITHOUT_ARGS and node.args):
-            return self.generic_visit(node)
+            if node.func.id in _FRAME_NAMES and not node.args and not node.keywords \
+                    and not self.scope.is_class:
+                # locals(), vars(), dir(): the function's names, not the
+                # rewriter's (_stm_tx, temporaries), a nonlocal's value, not its Box
+                return ast.copy_location(_call("_stm_locals", self.tx(), node), node)
+            builtin = node.func.id
+            node = self.generic_visit(node)
+            if builtin in ("eval", "exec") and len(node.args) == 1 and not node.keywords \
+                    and not isinstance(node.args[0], ast.Starred) and not self.scope.is_class:
+                # eval(text) sees the function's names as locals() gives them
+                node.args += [_call("globals"),
+                              _call("_stm_locals", self.tx(), _call("locals"))]
+            return node
         if isinstance(node.func, ast.Attribute) and self._fresh(node.func.value):
             return self.generic_visit(node)      # a method of an object this call created
         if isinstance(node.func, ast.Name) and node.func.id == "vars" and len(node.args) == 1 \

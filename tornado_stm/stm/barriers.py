@@ -105,9 +105,13 @@ def current() -> Optional[Transaction]:
 # -- attributes -------------------------------------------------------------
 
 def get_attr(tx: Optional[Transaction], obj: Any, name: str, *default: Any) -> Any:
-    if name == "f_back" and type(obj) is FrameType:
-        # a frame's caller, as plain Python has it: not a barrier's frame
-        return application_frame(obj.f_back)[0]
+    if type(obj) is FrameType:
+        if name == "f_back":
+            # a frame's caller, as plain Python has it: not a barrier's frame
+            return application_frame(obj.f_back)[0]
+        if name == "f_locals" and obj.f_code.co_flags & inspect.CO_NEWLOCALS \
+                and obj.f_code in INSTRUMENTED_CODES:
+            return frame_names(tx, obj.f_locals)
     if name == "__globals__" or name == "__code__":
         if type(obj) is FunctionType and obj.__code__ is ENTRY_CODE:
             obj = entry_target(obj)         # the function's, not its entry wrapper's
@@ -1072,6 +1076,30 @@ def call(tx: Optional[Transaction], f: Any, /, *args: Any, **kwargs: Any) -> Any
         # catches it sees the frames a plain call would show.
         _hide_engine_frames(error)
         raise
+
+
+def frame_names(tx: Optional[Transaction], names: Any) -> Any:
+    """What ``locals()``, ``vars()`` or ``dir()`` (or a frame's ``f_locals``)
+    gives application code: without the rewriter's own names (``_stm_tx``,
+    temporaries), and a nonlocal variable's value rather than its Box (left
+    out while unbound, as plain Python does)."""
+    if isinstance(names, list):
+        return [name for name in names if not name.startswith(_ENGINE_NAMES)]
+    kept = {}
+    for name, value in names.items():
+        if isinstance(name, str) and name.startswith(_ENGINE_NAMES):
+            continue
+        if type(value) is Box:
+            try:
+                value = get_attr(tx, value, "value")
+            except NameError:
+                continue
+        kept[name] = value
+    return kept
+
+
+#: The prefixes of the names the rewriter adds to a function's frame.
+_ENGINE_NAMES = ("_stm_", "__stm_")
 
 
 def recursive_callee(tx: Optional[Transaction], f: Any) -> Any:
