@@ -230,21 +230,22 @@ class CalledThroughTheBarrier:
         return repr(self.wrapped)
 
 
-def _callables_given_back(result: Any, args: tuple, kwargs: dict) -> Any:
-    """``result`` of a library call given ``args`` through :func:`through_the_barrier`:
-    the wrapped callables where the top level of a list or dict it returns
-    keeps their stand-ins."""
-    stand_ins = {id(arg): arg.wrapped for _, arg in _arguments(args, kwargs)
-                 if type(arg) is CalledThroughTheBarrier}
-    return _restore_identity(stand_ins, result) if stand_ins else result
-
-
-def _arguments_through_the_barrier(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-    """The arguments of a call to library code, each passed through :func:`through_the_barrier`."""
+def _arguments_through_the_barrier(args: tuple, kwargs: dict) -> tuple[tuple, dict, dict]:
+    """The arguments of a call to library code, each passed through
+    :func:`through_the_barrier`, and the stand-ins made (id -> the callable)."""
     args = tuple(map(through_the_barrier, args))
     if kwargs:
         kwargs = {name: through_the_barrier(value) for name, value in kwargs.items()}
-    return args, kwargs
+    stand_ins = {id(arg): arg.wrapped for _, arg in _arguments(args, kwargs)
+                 if type(arg) is CalledThroughTheBarrier}
+    return args, kwargs, stand_ins
+
+
+def _callables_given_back(result: Any, stand_ins: dict) -> Any:
+    """``result`` of a library call given ``stand_ins`` (id -> callable): the
+    callables where the top level of a list or dict it returns keeps their
+    stand-ins (``dict(cb=EV.append)``), or where it is one (``max``)."""
+    return _restore_identity(stand_ins, result) if stand_ins else result
 
 
 #: Library functions that compare what their ``key=`` function returns.
@@ -279,8 +280,9 @@ def call_optimistic(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
         # type(name, bases, ns), Meta(name, bases, ns): a class is made
         making_a_class(tx, args[1])
     if rule.kind == "pure" and (args or kwargs) and not _sees_identity(f):
-        args, kwargs = _arguments_through_the_barrier(args, kwargs)
-        return _callables_given_back(_call_optimistic(tx, f, rule, args, kwargs), args, kwargs)
+        args, kwargs, stand_ins = _arguments_through_the_barrier(args, kwargs)
+        result = _call_optimistic(tx, f, rule, args, kwargs)
+        return _callables_given_back(result, stand_ins) if stand_ins else result
     return _call_optimistic(tx, f, rule, args, kwargs)
 
 
@@ -750,6 +752,7 @@ def _class_is_safe(klass: type) -> bool:
 def call_direct(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
     """A call outside optimistic mode: in place, bumping the containers it mutates."""
     rule = policy.lookup(f)
+    stand_ins = None
     if tx is not None and WORLD_LOCK.held_by_current_thread():
         for counts in _defaultdicts_handed_over(tx, f, args, kwargs):
             hold_lookups_in_place(counts)
@@ -774,7 +777,7 @@ def call_direct(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) ->
         # setattr must bump the versions of what it writes, as the barrier's
         # does, or an optimistic reader of those objects commits over it.
         if not _sees_identity(f):
-            args, kwargs = _arguments_through_the_barrier(args, kwargs)
+            args, kwargs, stand_ins = _arguments_through_the_barrier(args, kwargs)
     if rule.kind == "mutates":
         owner = bound_container(f)
         targets = [owner] if owner is not None and 0 in rule.writes else [
@@ -796,7 +799,8 @@ def call_direct(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) ->
         return direct_call_reaching(tx, f, args, kwargs)
     if _is_logging_call(f):
         kwargs = {**kwargs, "stacklevel": kwargs.get("stacklevel", 1) + _engine_frames_above()}
-    return _callables_given_back(f(*args, **kwargs), args, kwargs)
+    result = f(*args, **kwargs)
+    return _callables_given_back(result, stand_ins) if stand_ins else result
 
 
 def _defaultdicts_handed_over(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> list:
