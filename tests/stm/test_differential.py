@@ -7,7 +7,9 @@ class attributes, globals, closures, exceptions after writes, sections that
 become inevitable mid-way, shared containers given to uninstrumented calls,
 and plain code reading shared state behind the barriers: ``copy.copy``,
 ``attrgetter`` keys, dataclass ``__eq__``/``__repr__``, ``match``,
-comprehension unpacking, dict views made at import, ``array`` buffers), and
+comprehension unpacking, dict views made at import, ``array`` buffers, a
+namedtuple of dataclass instances and an exception's arguments formatted;
+a ``defaultdict``'s missing keys looked up by C code), and
 what a section makes or lends that others see after it (``escapes-*``: a
 pair published then filled after an inevitable turn, a dict view kept in a
 global, a ``functools.wraps`` decorator counting calls).

@@ -408,7 +408,15 @@ def deque_family(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
     return variant, body, ["op_push", "op_pop", "op_rotate", "op_audit", "op_push"], False, True
 
 
+#: C code looking up a missing key of the shared ``DD`` (it inserts it).
+_DD_LOOKUPS = ("operator.getitem(DD, key)", "('%%(%s)s' % key) % DD",
+               "('{%s}' % key).format_map(DD)", "DD.__getitem__(key)",
+               "list(map(DD.__getitem__, [key]))", "operator.itemgetter(key)(DD)")
+
+
 def defaultdict_family(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
+    if rng.random() < 0.4:
+        return _defaultdict_lookups(rng)
     spin = rng.choice(SPINS)
     kind = rng.choice(("int", "list", "set"))
     keys = rng.choice((2, 5))
@@ -429,6 +437,26 @@ def defaultdict_family(rng: random.Random) -> tuple[str, str, list[str], bool, b
         + "\n\n" + check
     variant = f"kind={kind} inc={inc!r} keys={keys} spin={spin}"
     return variant, body, ["op_inc", "op_inc", "op_audit"], False, True
+
+
+def _defaultdict_lookups(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
+    """Each call inserts one new key by a lookup that C code makes (operator.getitem,
+    % formatting, format_map...), some after turning inevitable: len(DD) counts them."""
+    spin = rng.choice(SPINS)
+    lookup = rng.choice(_DD_LOOKUPS)
+    inevitable = rng.random() < 0.5
+    op_insert = _def("op_insert", "n = META['n']", "key = 'k%d' % n",
+                     *(["if i % 3 == 0:\n    effects.note(i)"] if inevitable else []),
+                     lookup, f"_spin({spin})", "META['n'] = n + 1")
+    op_audit = _def("op_audit", "if len(DD) != META['n']:\n"
+                    "    _torn('defaultdict has %r keys, META %r' % (len(DD), META['n']))")
+    check = _check("if len(DD) != META['n'] or META['n'] != calls.get('op_insert', 0):\n"
+                   "    problems.append('defaultdict has %r keys, META %r, calls %r' % "
+                   "(len(DD), META['n'], calls.get('op_insert', 0)))")
+    body = ("import operator\n\nDD = defaultdict(int)\nMETA = {'n': 0}\n\n\n" + op_insert
+            + "\n\n" + op_audit + "\n\n" + check)
+    variant = f"lookup={lookup!r} inevitable={inevitable} spin={spin}"
+    return variant, body, ["op_insert", "op_insert", "op_audit"], False, True
 
 
 # -- objects: __slots__, properties, class attributes --------------------------
@@ -703,6 +731,21 @@ _HOLDERS: dict[str, tuple[str, tuple[str, str], tuple[str, ...]]] = {
         ("a, b = H", "a, b = list(H)", "a, b = [v for v in H]",
          "match D:\n    case {'a': a, 'b': b}:\n        pass",
          "a, b = (v for v in H)")),
+    "namedtuple": (
+        "@dataclasses.dataclass\nclass Acct:\n    v: int\n\n\n"
+        "Pair = collections.namedtuple('Pair', 'x y')\nH = Pair(Acct(100), Acct(100))",
+        ("H.x.v", "H.y.v"),
+        ("a, b = map(int, re.findall(r'-?\\d+', repr(H)))",
+         "a, b = map(int, re.findall(r'-?\\d+', f'{H}'))",
+         "a, b = map(int, re.findall(r'-?\\d+', '%s' % (H,)))",
+         "a, b = map(int, re.findall(r'-?\\d+', str([H])))")),
+    "exception": (
+        "H = ValueError('halves', [100, 100])",
+        ("H.args[1][0]", "H.args[1][1]"),
+        ("a, b = map(int, re.findall(r'-?\\d+', str(H)))",
+         "a, b = map(int, re.findall(r'-?\\d+', repr(H)))",
+         "a, b = map(int, re.findall(r'-?\\d+', f'{H}'))",
+         "a, b = map(int, re.findall(r'-?\\d+', '%s' % (H,)))")),
     "array": (
         "H = array.array('q', [100, 100])",
         ("H[0]", "H[1]"),
@@ -726,7 +769,8 @@ def readers(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
     op_view = _def("op_view", read, "if a + b != TOTAL:\n    _torn('halves sum to %r' % (a + b,))")
     check = _check(f"if ({first}, {second}) != (100 - MOVED[0], 100 + MOVED[0]):\n"
                    f"    problems.append('final %r, moved %r' % (({first}, {second}), MOVED[0]))")
-    body = ("import array\nimport copy\nimport dataclasses\nimport operator\nimport re\n"
+    body = ("import array\nimport collections\nimport copy\nimport dataclasses\n"
+            "import operator\nimport re\n"
             "import sys\n\nTOTAL = 200\nMOVED = [0]\n" + state + "\n\n\n" + op_move + "\n\n"
             + op_view + "\n\n" + check)
     variant = f"holder={holder} read={read.splitlines()[0]!r} own={own} spin={spin}"
