@@ -165,8 +165,10 @@ class _Scope:
         self.constants: dict[str, object] = {}
         #: A class body (in a function): its names are not seen by its methods.
         self.is_class = False
-        #: A plain function's own name: ``walk(n - 1)`` in ``walk`` calls itself.
+        #: A plain function's own name: ``walk(n - 1)`` in ``walk`` calls itself
+        #: (and ``self.walk(n - 1)``, ``self`` its first parameter, most likely).
         self.own_name: Optional[str] = None
+        self.first_param: Optional[str] = None
         #: A class body's temporaries (class attributes until the body ends).
         self.class_temps: list[str] = []
 
@@ -314,6 +316,7 @@ class Rewriter(ast.NodeTransformer):
         if plain:
             scope.fresh = fresh_locals(bindings) - own_boxed
             scope.own_name = node.name
+            scope.first_param = params[0] if params else None
         scope.kinds = {name: kind for name, kind in
                        local_kinds(bindings, self.module_names, plain).items()
                        if name not in own_boxed}
@@ -554,9 +557,7 @@ class Rewriter(ast.NodeTransformer):
                 and not node.keywords and self._fresh(node.args[0]) \
                 and "len" not in self.module_names and self._resolve("len") == "plain":
             return self.generic_visit(node)      # the size of an object this call created
-        if self.scope is not None and isinstance(node.func, ast.Name) \
-                and node.func.id == self.scope.own_name \
-                and self._resolve(node.func.id) in ("global", "plain"):
+        if self._calls_itself(node.func):
             # walk(n - 1) in walk: called from this frame, not through the C
             # call barrier, so deep recursion needs no C stack (3.11+ inlines
             # a Python-to-Python call)
@@ -573,6 +574,17 @@ class Rewriter(ast.NodeTransformer):
         keywords = [self._keyword(k) for k in node.keywords]
         new = ast.Call(func=_name("_stm_call"), args=[self.tx(), func, *args], keywords=keywords)
         return ast.copy_location(new, node)
+
+    def _calls_itself(self, func: ast.expr) -> bool:
+        """True for ``walk`` in ``walk``, or ``self.walk`` in a method ``walk(self, ...)``."""
+        scope = self.scope
+        if scope is None or scope.own_name is None:
+            return False
+        if isinstance(func, ast.Name):
+            return func.id == scope.own_name and self._resolve(func.id) in ("global", "plain")
+        return (isinstance(func, ast.Attribute) and func.attr == scope.own_name
+                and isinstance(func.value, ast.Name) and func.value.id == scope.first_param
+                and self._resolve(func.value.id) == "local")
 
     def _keyword(self, node: ast.keyword) -> ast.keyword:
         if node.arg is None:                     # f(**mapping) reads the mapping now

@@ -1805,8 +1805,13 @@ fp_recursive_callee(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     if (!S.configured)
         return NOT_CONFIGURED();
-    if (nargs == 2 && Py_IS_TYPE(args[1], &PyFunction_Type)) {
-        PyObject *target = args[1];
+    /* self.walk in a method walk: the same, bound to self again */
+    PyObject *bound_to = NULL;
+    if (nargs == 2 && PyMethod_Check(args[1])
+            && Py_IS_TYPE(PyMethod_GET_FUNCTION(args[1]), &PyFunction_Type))
+        bound_to = PyMethod_GET_SELF(args[1]);
+    if (nargs == 2 && (bound_to != NULL || Py_IS_TYPE(args[1], &PyFunction_Type))) {
+        PyObject *target = bound_to != NULL ? PyMethod_GET_FUNCTION(args[1]) : args[1];
         int instrumented;
         if (PyFunction_GET_CODE(target) == S.entry_code) {
             /* what an entry wrapper wraps is the application's */
@@ -1824,8 +1829,13 @@ fp_recursive_callee(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             }
         }
         if (instrumented && !(((PyCodeObject *)PyFunction_GET_CODE(target))->co_flags
-                              & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)))
-            return target;
+                              & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR))) {
+            if (bound_to == NULL)
+                return target;
+            PyObject *method = PyMethod_New(target, bound_to);
+            Py_DECREF(target);
+            return method;
+        }
         Py_DECREF(target);
     }
     return to_python(B_RECURSIVE_CALLEE, args, nargs, NULL);

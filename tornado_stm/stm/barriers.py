@@ -1108,11 +1108,12 @@ def recursive_callee(tx: Optional[Transaction], f: Any) -> Any:
     plain instrumented one (as :func:`call` would call it, without the call
     barrier's C frame: deep recursion then needs no C stack), else ``f``
     through the call barrier (the name was rebound: a decorator's wrapper)."""
-    if type(f) is FunctionType:
-        target = entry_target(f) if f.__code__ is ENTRY_CODE else f
+    func = f.__func__ if type(f) is MethodType else f       # self.walk in a method walk
+    if type(func) is FunctionType:
+        target = entry_target(func) if func.__code__ is ENTRY_CODE else func
         if type(target) is FunctionType and not target.__code__.co_flags & _STEPPED_CODE and (
-                target is not f or target.__code__ in INSTRUMENTED_CODES):
-            return target
+                target is not func or target.__code__ in INSTRUMENTED_CODES):
+            return target if func is f else MethodType(target, f.__self__)
     return functools.partial(call, tx, f)
 
 
