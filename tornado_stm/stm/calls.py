@@ -195,10 +195,28 @@ def through_the_barrier(value: Any) -> Any:
     would change or read a shared object past its barriers, missing the
     section's own writes."""
     target = value.func if type(value) is functools.partial else value
-    if not isinstance(target, _OPERATOR_CALLABLES) and (
+    if not isinstance(target, _OPERATOR_CALLABLES) and not _reads_operands(target) and (
             not isinstance(target, _C_FUNCTIONS) or policy.lookup(target).kind == "pure"):
         return value
     return CalledThroughTheBarrier(value)
+
+
+#: C functions that read what their operands hold (``map(operator.getitem,
+#: [counts], keys)`` of a shared defaultdict inserts the keys; ``accumulate(sets,
+#: operator.or_)`` reads each set): handed over, each call goes through the
+#: barrier, which sees the section's own writes and records what it reads.
+_OPERAND_READERS = frozenset({
+    operator.getitem, operator.add, operator.concat, operator.or_, operator.and_,
+    operator.xor, operator.sub, operator.mul, operator.contains, operator.countOf,
+    operator.indexOf, operator.eq, operator.ne, operator.lt, operator.le, operator.gt,
+    operator.ge, dict.__getitem__, list.__getitem__})
+
+
+def _reads_operands(target: Any) -> bool:
+    try:
+        return target in _OPERAND_READERS
+    except TypeError:                       # an unhashable callable
+        return False
 
 
 class CalledThroughTheBarrier:
@@ -435,7 +453,8 @@ DEEP_READERS: set = {repr, str, ascii, format, sorted, min, max, hash, print,
                      operator.eq, operator.ne, operator.lt, operator.le, operator.gt,
                      operator.ge, operator.contains, operator.countOf, operator.indexOf,
                      sum, any, all, math.fsum, heapq.nsmallest, heapq.nlargest,
-                     map, filter, itertools.starmap, itertools.filterfalse}
+                     map, filter, itertools.starmap, itertools.filterfalse,
+                     itertools.accumulate, itertools.groupby}
 #: Deep readers whose first argument is the function that reads the items:
 #: an instrumented one reads through the barriers (map(f, rows) is then shallow).
 _FUNCTION_FIRST = frozenset({map, filter, itertools.starmap, itertools.filterfalse})

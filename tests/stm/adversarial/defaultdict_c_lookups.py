@@ -1,6 +1,8 @@
 """A shared defaultdict(int) whose missing keys C code looks up, in turn:
 operator.getitem, "%(k)s" % DD, str.format_map, DD.__getitem__, map over
-DD.__getitem__, an itemgetter, sorted with key=DD.__getitem__ -- each insert
+DD.__getitem__, an itemgetter, sorted with key=DD.__getitem__, and
+operator.getitem handed to map, starmap and accumulate with DD nested in
+their arguments (also in a shared list holding it) -- each insert
 call also bumps COUNT; every fourth one first becomes inevitable (os.getpid,
 unknown library code), so its lookup runs in place. Audit calls check
 len(DD) - 1 == COUNT and bump DD["hits"].
@@ -11,8 +13,11 @@ Attacks: defaultdict.__missing__ run by C code, not by the subscript barrier:
 optimistically on the live dict (inserts seen before commit, kept on abort),
 into a section's copy not published (no write recorded), or in place by an
 inevitable section without a version (an optimistic section's copy then
-published over it, dropping the key). Red-team round 19.
+published over it, dropping the key). Red-team rounds 19 and 20 (C functions
+that read their operands, handed to library code, now go through the call
+barrier for each call).
 """
+import itertools
 import operator
 import os
 import sys
@@ -23,7 +28,9 @@ DD = defaultdict(int)
 DD["hits"] = 0
 COUNT = {"n": 0}
 BAD = []
-FORMS = ("getitem", "percent", "format_map", "dunder", "map", "itemgetter", "sorted")
+FORMS = ("getitem", "percent", "format_map", "dunder", "map", "itemgetter", "sorted",
+         "map_getitem", "starmap", "accumulate", "map_shared_list")
+DDS = [DD]
 
 
 def insert(i):
@@ -43,8 +50,16 @@ def insert(i):
         list(map(DD.__getitem__, [key]))
     elif form == "itemgetter":
         operator.itemgetter(key)(DD)
-    else:
+    elif form == "sorted":
         sorted([key, "hits"], key=DD.__getitem__)
+    elif form == "map_getitem":
+        list(map(operator.getitem, [DD], [key]))
+    elif form == "starmap":
+        list(itertools.starmap(operator.getitem, [(DD, key)]))
+    elif form == "accumulate":
+        list(itertools.accumulate([DD, key], operator.getitem))
+    else:
+        list(map(operator.getitem, DDS, [key]))
     COUNT["n"] += 1
 
 
