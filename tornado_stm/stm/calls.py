@@ -247,6 +247,16 @@ class CalledThroughTheBarrier:
     def __repr__(self) -> str:
         return repr(self.wrapped)
 
+    # copy.copy(print) is print: a copy of the stand-in is the stand-in, given back as the callable
+    def __copy__(self) -> "CalledThroughTheBarrier":
+        return self
+
+    def __deepcopy__(self, memo: dict) -> "CalledThroughTheBarrier":
+        return self
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        return self.wrapped.__reduce_ex__(protocol)
+
 
 def _arguments_through_the_barrier(args: tuple, kwargs: dict) -> tuple[tuple, dict, dict]:
     """The arguments of a call to library code, each passed through
@@ -454,10 +464,12 @@ DEEP_READERS: set = {repr, str, ascii, format, sorted, min, max, hash, print,
                      operator.ge, operator.contains, operator.countOf, operator.indexOf,
                      sum, any, all, math.fsum, heapq.nsmallest, heapq.nlargest,
                      map, filter, itertools.starmap, itertools.filterfalse,
-                     itertools.accumulate, itertools.groupby}
+                     itertools.accumulate, itertools.groupby, itertools.compress,
+                     itertools.takewhile, itertools.dropwhile}
 #: Deep readers whose first argument is the function that reads the items:
 #: an instrumented one reads through the barriers (map(f, rows) is then shallow).
-_FUNCTION_FIRST = frozenset({map, filter, itertools.starmap, itertools.filterfalse})
+_FUNCTION_FIRST = frozenset({map, filter, itertools.starmap, itertools.filterfalse,
+                             itertools.takewhile, itertools.dropwhile})
 #: Methods of a str (join: of bytes too) that read the values nested in their
 #: arguments; the first two also read attributes named in the format ('{0.balance}').
 _STR_READERS = {"format": True, "format_map": True, "join": False}
@@ -498,8 +510,9 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
     original = f if original is None else original
     try:
         lazy = lazy or f in LAZY_CALLABLES
+        # (filter(None, rows) takes the truth of each row: a nested read)
         deep = f in DEEP_READERS and not (
-            f in _FUNCTION_FIRST and args and (args[0] is None or is_instrumented(args[0])))
+            f in _FUNCTION_FIRST and args and is_instrumented(args[0]))
         reads_attributes = f in ATTRIBUTE_READERS
     except TypeError:                             # an unhashable callable
         deep = reads_attributes = False

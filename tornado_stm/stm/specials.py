@@ -31,7 +31,8 @@ from typing import Any, Optional
 
 from tornado_stm.stm import policy
 from tornado_stm.stm.attrkinds import W_PLAIN, refuses_attribute, write_kind
-from tornado_stm.stm.barriers import (call, contains, deep_view, del_attr, del_item, get_attr,
+from tornado_stm.stm.barriers import (call, contains, deep_view, del_attr, del_item, frame_names,
+                                      get_attr,
                                       get_item, instance_dict, reshaped_class, set_attr, set_item)
 from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, call_reading, checks_by_reading,
                                    handed_out_iterator, is_shared_iterator, through_the_barrier)
@@ -340,6 +341,29 @@ def _special_frame(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict)
     return frame
 
 
+def _special_frame_builtin(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
+    """``globals()``, ``locals()``, ``vars()``, ``dir()``, ``eval(text)`` and
+    ``exec(text)`` called through the call barrier (an alias: ``g = globals``,
+    ``builtins.locals``, ``getattr(builtins, "eval")``): of the application's
+    frame, as the rewriter's direct calls are, not of the engine's."""
+    if f in (vars, dir) and (args or kwargs):
+        # vars(obj), dir(obj): they read obj's __dict__ (as the "deep" policy had it)
+        if tx is not None and not tx.inevitable:
+            tx.become_inevitable(f"{f.__name__}() of an object")
+        return f(*args, **kwargs)
+    frame = _special_frame(tx, sys._getframe, (), {})
+    if f is globals:
+        return frame.f_globals
+    names = frame_names(tx, frame.f_locals)
+    if f is dir:
+        return sorted(names)
+    if f is locals or f is vars:
+        return names
+    if len(args) == 1 and not kwargs:           # eval(text), exec(text)
+        return f(args[0], frame.f_globals, names)
+    return f(*args, **kwargs)
+
+
 def _special_stack(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
     """``inspect.stack()`` and ``traceback.extract_stack()``: the application's
     frames, as plain Python lists them (the engine's own left out)."""
@@ -465,6 +489,8 @@ SPECIALS = ((getattr, _special_getattr), (hasattr, _special_hasattr),
             (threading.Thread.start, _special_thread_start),
             (operator.call, _special_operator_call),
             (sys._getframe, _special_frame), (inspect.currentframe, _special_frame),
+            *((builtin, _special_frame_builtin)
+              for builtin in (globals, locals, vars, dir, eval, exec)),
             (inspect.stack, _special_stack), (traceback.extract_stack, _special_stack),
             (traceback.format_stack, _special_formatted_stack),
             (traceback.print_stack, _special_formatted_stack),

@@ -12,10 +12,11 @@ Attacks: a C function with effects handed to library code was replaced by a
 closure calling it through the call barrier, also where the library only
 compares, formats or keeps it (calls.CalledThroughTheBarrier now compares,
 hashes and formats as the callable, is given back where a call's result
-keeps it, and type/id see the callable itself). Red-team round 19
-(wrapped_callables, wrapped_kept).
+keeps it, copies to itself, and type/id see the callable itself). Red-team
+rounds 19 and 20 (wrapped_callables, wrapped_kept, standin_copy_min).
 """
 import collections
+import copy
 import functools
 import operator
 import sys
@@ -66,6 +67,8 @@ def keep(i):
     REG["deque"] = collections.deque([EV.append])
     REG["max"] = max([print], key=id)
     REG["sorted"] = sorted([EV.append, EV.append], key=id)
+    REG["copy"] = copy.copy(print)
+    REG["copy_append"] = copy.copy(EV.append)
 
 
 def main():
@@ -79,6 +82,8 @@ def main():
         "deque": r["deque"][0] == EV.append,
         "max": r["max"] is print,
         "sorted": r["sorted"][0] == EV.append,
+        "copy": r["copy"] is print,
+        "copy_append": type(r["copy_append"]) is types.BuiltinMethodType,
     }
     r["dict_kw"]["cb"]("outside")
     transaction.add(lambda: r["dict_kw"]["cb"]("in-section"))

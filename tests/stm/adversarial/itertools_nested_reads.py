@@ -1,8 +1,10 @@
 """A shared list of lists whose items move between the inner lists; calls
 read the nesting through itertools' C code: ``accumulate(ROWS)`` (running
 concatenation), ``accumulate(ROWS, operator.add)``, ``accumulate(SETS,
-operator.or_)``, ``groupby(ROWS, key=len)``; movers read right after their
-own move, audits read only.
+operator.or_)``, ``groupby(ROWS, key=len)``, and the truth of each list
+(``filter(None, ROWS)``, ``compress``, ``takewhile(bool, ...)``,
+``filterfalse(None, ...)``); movers read right after their own move,
+audits read only.
 
 Serial invariant: the running concatenation's last value holds every item
 exactly once (ITEMS of them), in the order the call itself reads the lists
@@ -11,7 +13,8 @@ groupby's lengths are the lists' lengths as the call reads them.
 Attacks: C code (accumulate's additions, groupby's key, an operator handed
 over) read the inner lists and sets past the barriers: the section's own
 move was missed (every run) and a concurrent one torn. Red-team round 20
-(accumulate_own, accumulate_torn, nested_own_forms2, nested_pure_own).
+(accumulate_own, accumulate_torn, nested_own_forms2, nested_pure_own,
+nested_truth_forms, filter_none_torn).
 """
 import itertools
 import operator
@@ -39,6 +42,16 @@ def reads(i, who):
         flat = sorted(unions[-1])
         if unions[0] != SETS[0] or unions[1] != SETS[0] | SETS[1]:
             BAD.append((who, i, "accumulate or_", unions[:2]))
+    elif form == 3 and i % 8 == 7:
+        # the truth of each row, taken by C code
+        truth = [bool(r) for r in ROWS]
+        got = (len(list(filter(None, ROWS))), len(list(itertools.compress("abc", ROWS))),
+               len(list(itertools.takewhile(bool, ROWS))), len(list(itertools.filterfalse(None, ROWS))))
+        want = (sum(truth), sum(truth), truth.index(False) if False in truth else 3,
+                3 - sum(truth))
+        if got != want:
+            BAD.append((who, i, "truth", got, want))
+        return
     else:
         lengths = [k for k, _ in itertools.groupby(ROWS, key=len)]
         want = [k for k, _ in itertools.groupby([len(r) for r in ROWS])]
