@@ -72,6 +72,7 @@ RUNTIME_NAMES = {
     "_stm_await": "awaited", "_stm_raise": "raised", "_stm_bases": "class_bases",
     "_stm_patterns": "match_patterns", "_stm_stores": "stores_in_place",
     "_stm_callee": "recursive_callee", "_stm_locals": "frame_names",
+    "_stm_pairs": "pairs_operand",
 }
 #: The module's own globals dict, injected as this name.
 GLOBALS_NAME = "_stm_G"
@@ -89,6 +90,18 @@ _FRAME_ONLY_WITHOUT_ARGS = frozenset({"vars", "dir"})
 #: attributes in library code (the C barrier answers plain classes at once).
 _SCALAR_BUILTINS = frozenset({"abs", "divmod", "round", "chr", "ord", "callable", "id",
                               "range", "pow"})
+#: Methods of builtin containers that read what their arguments hold (by
+#: name: the object they are called on is the call's own), and the barrier
+#: that reads such an argument: the operand's, or deep_view for the methods
+#: that compare items.
+_READING_METHODS = {
+    "update": "_stm_pairs",
+    **dict.fromkeys(("extend", "union", "intersection", "difference",
+                     "symmetric_difference", "intersection_update", "difference_update",
+                     "symmetric_difference_update", "issubset", "issuperset", "isdisjoint",
+                     "__iadd__", "__ior__", "__iand__", "__isub__", "__ixor__"), "_stm_operand"),
+    **dict.fromkeys(("index", "count", "remove", "__contains__", "__eq__"), "_stm_dview"),
+}
 #: Of the frame builtins, those that list the function's own names.
 _FRAME_NAMES = frozenset({"locals", "vars", "dir"})
 #: Builtin classes of ``case int():`` patterns: matched by type alone.
@@ -543,7 +556,16 @@ class Rewriter(ast.NodeTransformer):
                               _call("_stm_locals", self.tx(), _call("locals"))]
             return node
         if isinstance(node.func, ast.Attribute) and self._fresh(node.func.value):
-            return self.generic_visit(node)      # a method of an object this call created
+            # A method of an object this call created: a plain call. The
+            # arguments it reads the contents of (mine.update(SHARED),
+            # mine.extend(SHARED), mine.index(row)) are read as the section
+            # sees them, its own writes included.
+            reader = _READING_METHODS.get(node.func.attr)
+            node = self.generic_visit(node)
+            if reader is not None:
+                node.args = [a if isinstance(a, ast.Starred) else
+                             self._wrapped_visited(reader, a) for a in node.args]
+            return node
         if isinstance(node.func, ast.Name) and node.func.id == "vars" and len(node.args) == 1 \
                 and not node.keywords and self._resolve("vars") == "plain" \
                 and "vars" not in self.module_names:
@@ -759,6 +781,13 @@ class Rewriter(ast.NodeTransformer):
         if not self._in_function() or self._kind(node) >= needed_below:
             return self.visit(node)
         return ast.copy_location(_call(barrier, self.tx(), self.visit(node)), node)
+
+    def _wrapped_visited(self, barrier: str, node: ast.expr) -> ast.expr:
+        """``barrier(tx, node)`` for an already visited ``node`` (_wrapped's, after the fact)."""
+        needed_below = DEEP if barrier == "_stm_dview" else SCALAR
+        if self._kind(node) >= needed_below:
+            return node
+        return ast.copy_location(_call(barrier, self.tx(), node), node)
 
     def _deep(self, node: ast.expr) -> ast.expr:
         """``node`` as a comparison or a format reads it: deep_view() unless DEEP."""

@@ -508,6 +508,8 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
     a private copy, which publishing makes stale).
     """
     original = f if original is None else original
+    if _reads_pairs(f):
+        args = tuple(pairs_as_read(tx, arg) for arg in args)
     try:
         lazy = lazy or f in LAZY_CALLABLES
         # (filter(None, rows) takes the truth of each row: a nested read)
@@ -619,6 +621,31 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
             call_reading(tx, getattr(tx.read_shadow(also), f.__name__), args, kwargs, lazy=True,
                           original=f)
     return result
+
+
+def _reads_pairs(f: Any) -> bool:
+    """True for the callables whose C code unpacks the items of a sequence of
+    pairs itself: ``dict(pairs)``, ``OrderedDict(pairs)``, ``defaultdict(f,
+    pairs)``, ``d.update(pairs)``."""
+    if f is dict or f is OrderedDict or f is defaultdict:
+        return True
+    return type(f) is BuiltinFunctionType and f.__name__ == "update" \
+        and isinstance(f.__self__, dict)
+
+
+def pairs_as_read(tx: Transaction, arg: Any) -> Any:
+    """A list or tuple of pairs with each shared list among them as the section
+    reads it (its copy, its read recorded): ``dict(PAIRS)`` after
+    ``PAIRS[0][1] = 99`` sees 99. Anything else as it is."""
+    if type(arg) not in (list, tuple):
+        return arg
+    items = arg if type(arg) is tuple or id(arg) in tx.private else tx.read_shadow(arg)
+    if not any(type(item) is list and id(item) not in tx.private for item in items):
+        return arg
+    pairs = [tx.read_shadow(item) if type(item) is list and id(item) not in tx.private
+             else item for item in items]
+    tx.adopt(pairs)
+    return pairs
 
 
 def _restore_identity(originals: dict[int, Any], result: Any, *touched: Any) -> Any:
