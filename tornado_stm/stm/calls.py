@@ -23,7 +23,10 @@ from __future__ import annotations
 
 import abc
 import array
+import collections
 import copy
+import dataclasses
+import enum
 import functools
 import heapq
 import itertools
@@ -31,6 +34,7 @@ import logging
 import math
 import operator
 import sys
+import typing
 import warnings
 from collections import OrderedDict, defaultdict, deque
 from types import (AsyncGeneratorType, BuiltinFunctionType, CoroutineType, FunctionType,
@@ -812,6 +816,8 @@ def call_direct(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) ->
     """A call outside optimistic mode: in place, bumping the containers it mutates."""
     rule = policy.lookup(f)
     stand_ins = None
+    if _names_its_caller(f):
+        f = _from_the_application(f)
     if tx is not None and WORLD_LOCK.held_by_current_thread():
         for counts in _defaultdicts_handed_over(tx, f, args, kwargs):
             hold_lookups_in_place(counts)
@@ -860,6 +866,37 @@ def call_direct(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) ->
         kwargs = {**kwargs, "stacklevel": kwargs.get("stacklevel", 1) + _engine_frames_above()}
     result = f(*args, **kwargs)
     return _callables_given_back(result, stand_ins) if stand_ins else result
+
+
+#: Library callables that name the module of their caller, found from its
+#: frame (``sys._getframe(1).f_globals["__name__"]``, ``_getframemodulename``):
+#: the ``__module__`` of the class or type they make.
+_CALLER_NAMERS = frozenset({
+    collections.namedtuple, typing.NamedTuple, typing.TypedDict, typing.NewType,
+    typing.TypeVar, typing.ParamSpec, typing.TypeVarTuple, dataclasses.make_dataclass})
+
+
+def _names_its_caller(f: Any) -> bool:
+    try:
+        return f in _CALLER_NAMERS or isinstance(f, enum.EnumType)    # Enum("Color", "RED")
+    except TypeError:                       # an unhashable callable
+        return False
+
+
+def _apply(f: Any, *args: Any, **kwargs: Any) -> Any:
+    return f(*args, **kwargs)
+
+
+def _from_the_application(f: Any) -> Any:
+    """``f``, called from a frame whose globals are those of the application
+    code that called it (not the call barrier's): a library that names its
+    caller's module (``namedtuple("Point", ...)``, ``Enum("Color", ...)``,
+    ``TypeVar``) names the application's, as in plain Python."""
+    frame = application_frame(sys._getframe(1))[0]
+    if frame is None:
+        return f
+    caller = FunctionType(_apply.__code__, frame.f_globals, "_apply")
+    return functools.partial(caller, f)
 
 
 def _defaultdicts_handed_over(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> list:
