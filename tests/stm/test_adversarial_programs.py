@@ -78,7 +78,7 @@ FOUR_THREADS = frozenset({
     "comprehension_store_targets", "exception_args_format",
     "callables_handed_over", "frame_names_clean", "itertools_nested_reads",
     "frame_builtins_aliased", "dict_from_shared_pairs", "fresh_methods_read_shared",
-    "caller_module_names",
+    "caller_module_names", "finalizer_abort_unraisable",
     "dc_clock_factory", "lib_callback_target", "modattr_self", "modattr_other",
     "queue_worker", "threadpool_mp", "asyncio_thread", "clock_mix", "queue_worker_in_main",
     "modattr_partial", "modattr_libset", "mod_objdelattr", "clock_first", "cond_shared_lock",

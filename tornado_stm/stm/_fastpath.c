@@ -1570,8 +1570,10 @@ compares_items(PyObject *f)
     if (PyAnySet_Check(PyCFunction_GET_SELF(f)))
         return 0;                       /* set.remove finds by hash, compares nothing nested */
     const char *name = ((PyCFunctionObject *)f)->m_ml->ml_name;
+    /* (and a dict's update unpacks pairs: calls.pairs_as_read) */
     return strcmp(name, "index") == 0 || strcmp(name, "count") == 0
-        || strcmp(name, "remove") == 0 || strcmp(name, "sort") == 0;
+        || strcmp(name, "remove") == 0 || strcmp(name, "sort") == 0
+        || (PyDict_Check(PyCFunction_GET_SELF(f)) && strcmp(name, "update") == 0);
 }
 
 /* A method of a Python class whose policy is ``special`` (a handler's
@@ -1658,6 +1660,10 @@ optimistic_call(PyObject *tx, PyObject *f, PyObject *const *args, Py_ssize_t n,
      * (calls.call_optimistic). type(x) stays here. */
     if (PyType_Check(f) && PyType_IsSubtype((PyTypeObject *)f, &PyType_Type) && n != 1)
         return FALLBACK;
+    /* dict(pairs), OrderedDict(pairs): C unpacks each pair itself, Python hands
+     * it the section's reading of each (calls.pairs_as_read) */
+    if (PyType_Check(f) && PyType_IsSubtype((PyTypeObject *)f, &PyDict_Type) && n > 0)
+        return FALLBACK;
     /* isinstance(x, C) and issubclass with a plain class (metaclass type):
      * answered by the type alone. Other classes go to the Python special
      * (specials._special_isinstance): a Protocol reads x's attributes. */
@@ -1731,9 +1737,9 @@ optimistic_call(PyObject *tx, PyObject *f, PyObject *const *args, Py_ssize_t n,
         int deep = reads_nested(f);
         Py_ssize_t total = n + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
         for (Py_ssize_t i = 0; deep > 0 && i < total; i++) {
-            /* (a generator reads through the barriers of its own code) */
-            if ((!is_immutable_type(args[i]) && !PyGen_CheckExact(args[i]))
-                    || holds_values(args[i])) {
+            /* (a generator too: what it yields reaches the reader past the
+             * barriers, calls._items_read) */
+            if (!is_immutable_type(args[i]) || holds_values(args[i])) {
                 Py_DECREF(kind);
                 Py_DECREF(rule);
                 return FALLBACK;

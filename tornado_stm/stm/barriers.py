@@ -71,7 +71,8 @@ from tornado_stm.stm.attrkinds import (CLASS_VALUE, IMMUTABLE, IMMUTABLE_TYPES, 
 from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, DICT_VIEW_TYPES,
                                    MUTABLE_BUFFER_TYPES, READ_INEVITABLY_TYPES, bound_container,
                                    handed_out_iterator, call_direct, call_optimistic,
-                                   checks_by_reading, making_a_class, pairs_as_read,
+                                   ITERATOR_TYPES, checks_by_reading, making_a_class,
+                                   pairs_as_read,
                                    has_plain_operators, has_plain_readers, is_shared_instance,
                                    is_shared_iterator, read_other_shared, record_nested)
 from tornado_stm.stm.reach import (FRAME_TYPES, HOLDING_IMMUTABLE_TYPES,
@@ -721,9 +722,10 @@ def pairs_operand(tx: Optional[Transaction], obj: Any) -> Any:
     """The argument of ``mine.update(x)`` (a dict or set the call made): read
     as an operand, and a list of shared pairs as the section reads each pair
     (``calls.pairs_as_read``)."""
-    obj = operand(tx, obj)
     if tx is None or tx.inevitable:
         return obj
+    if not (isinstance(obj, ITERATOR_TYPES) and id(obj) in tx.private):
+        obj = operand(tx, obj)
     return pairs_as_read(tx, obj)
 
 

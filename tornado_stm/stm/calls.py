@@ -24,6 +24,7 @@ from __future__ import annotations
 import abc
 import array
 import collections
+import collections.abc
 import copy
 import dataclasses
 import enum
@@ -553,6 +554,10 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
                     and not record_nested(tx, _scanned(arg)):
                 tx.become_inevitable(f"deep read by {policy.qualified_name(f)}")
                 return call_direct(tx, original, args, kwargs)
+            if deep and isinstance(arg, ITERATOR_TYPES):
+                # dict(p for p in PAIRS), map(len, iter(ROWS)): the items it yields
+                # reach C code one by one
+                replaced[key] = _items_read(arg)
             continue
         replacement = arg
         container = is_a(arg, CONTAINER_TYPES)
@@ -627,6 +632,25 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
     return result
 
 
+#: Iterators a section may hand to a reader of nested values.
+ITERATOR_TYPES = (GeneratorType, collections.abc.Iterator)
+
+
+def _items_read(iterator: Any) -> Any:
+    """The items of ``iterator`` (the section's own), each read as a reader of
+    nested values reads its arguments: what they hold recorded, or the
+    section made inevitable first when it wrote some of it (then plain
+    code sees its writes). The items themselves are handed on, not copies:
+    a consumer may give them back (``filter``)."""
+    for item in iterator:
+        tx = current()
+        if tx is not None and not tx.inevitable and type(item) not in ATOM_TYPES \
+                and not record_nested(tx, _scanned(item) if isinstance(item, BaseException)
+                                      else (item,)):
+            tx.become_inevitable("an item written by the section, read by plain code")
+        yield item
+
+
 def _reads_pairs(f: Any) -> bool:
     """True for the callables whose C code unpacks the items of a sequence of
     pairs itself: ``dict(pairs)``, ``OrderedDict(pairs)``, ``defaultdict(f,
@@ -638,12 +662,23 @@ def _reads_pairs(f: Any) -> bool:
 
 
 def pairs_as_read(tx: Transaction, arg: Any) -> Any:
-    """A list or tuple of pairs with each shared list among them as the section
-    reads it (its copy, its read recorded): ``dict(PAIRS)`` after
-    ``PAIRS[0][1] = 99`` sees 99. Anything else as it is."""
-    if type(arg) not in (list, tuple):
+    """The pairs ``dict(arg)`` or ``update(arg)`` unpacks, each shared list among
+    them as the section reads it (its copy, its read recorded): ``dict(PAIRS)``
+    after ``PAIRS[0][1] = 99`` sees 99. A sequence (shared, or the section's
+    own, or an iterator of its own, consumed here as dict would) becomes a
+    list; a mapping, or anything else, is returned as it is."""
+    if type(arg) in (list, deque) and id(arg) not in tx.private:
+        items = tx.read_shadow(arg)
+    elif type(arg) in (list, tuple, deque):
+        items = arg
+    elif isinstance(arg, ITERATOR_TYPES) and id(arg) in tx.private:
+        items = arg = list(arg)             # (dict would consume it all the same)
+        tx.adopt(arg)
+    elif isinstance(arg, DICT_VIEW_TYPES):
+        items = arg = list(read_other_shared(tx, arg))
+        tx.adopt(arg)
+    else:
         return arg
-    items = arg if type(arg) is tuple or id(arg) in tx.private else tx.read_shadow(arg)
     if not any(type(item) is list and id(item) not in tx.private for item in items):
         return arg
     pairs = [tx.read_shadow(item) if type(item) is list and id(item) not in tx.private

@@ -425,7 +425,18 @@ def _finalize_now_or_after(action: Callable[[], Any], shown_as: Any, obj: Any = 
             or (obj is None and (tx.releasing_own or tx.doomed is _DROPPED))
             or (obj is not None and tx.made_by(obj)))
     if now:
-        return action()
+        if tx is None or tx.inevitable:
+            return action()
+        try:
+            return action()
+        except AbortSection as abort:
+            # The attempt it runs in is done for (tx.doomed says so, and its
+            # next barrier or its commit aborts it): what the finalizer did
+            # goes with the attempt, and the abort must not leave __del__ or
+            # a weakref callback, where CPython reports it as unraisable.
+            if tx.doomed is None:
+                tx.doomed = abort
+            return None
     _finalizers.pending.append((action, shown_as))
     return None
 

@@ -1,7 +1,8 @@
 """A shared list of shared [key, value] pairs whose values move between the
 pairs; calls build dicts from it, in turn with dict(PAIRS), d.update(PAIRS),
-OrderedDict(PAIRS) and defaultdict(int, PAIRS); movers build one right after
-their own move.
+OrderedDict(PAIRS), defaultdict(int, PAIRS), and through an iterator, a
+generator, a starred display, a values view or a copy of the list; movers
+build one right after their own move.
 
 Serial invariant: every dict built totals T, and a mover's dict shows the
 values the mover itself just wrote.
@@ -9,7 +10,7 @@ Attacks: dict's C constructor and update() unpack each pair themselves: they
 read the live pairs, neither the section's copies (own writes missed) nor
 recorded reads (torn totals). Each pair is now handed over as the section
 reads it (calls._pairs_as_read). Red-team round 20 (dict_pairs_torn,
-nested_pairs_forms).
+nested_pairs_forms, dict_pairs_routes).
 """
 import collections
 import sys
@@ -21,8 +22,11 @@ T = 100 * K
 BAD = []
 
 
+HOLD = {"k%d" % i: pair for i, pair in enumerate(PAIRS)}
+
+
 def built(i):
-    form = i % 4
+    form = i % 10
     if form == 0:
         return dict(PAIRS)
     if form == 1:
@@ -31,7 +35,21 @@ def built(i):
         return d
     if form == 2:
         return collections.OrderedDict(PAIRS)
-    return collections.defaultdict(int, PAIRS)
+    if form == 3:
+        return collections.defaultdict(int, PAIRS)
+    if form == 4:
+        return dict(iter(PAIRS))
+    if form == 5:
+        return dict(p for p in PAIRS)
+    if form == 6:
+        return dict([*PAIRS])
+    if form == 7:
+        d = {}
+        d.update(p for p in PAIRS)
+        return d
+    if form == 8:
+        return dict(HOLD.values())
+    return dict(list(PAIRS))
 
 
 def move(i):

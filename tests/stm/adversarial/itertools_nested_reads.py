@@ -3,7 +3,7 @@ read the nesting through itertools' C code: ``accumulate(ROWS)`` (running
 concatenation), ``accumulate(ROWS, operator.add)``, ``accumulate(SETS,
 operator.or_)``, ``groupby(ROWS, key=len)``, and the truth of each list
 (``filter(None, ROWS)``, ``compress``, ``takewhile(bool, ...)``,
-``filterfalse(None, ...)``); movers read right after their own move,
+``filterfalse(None, ...)``, also through a generator or an iterator); movers read right after their own move,
 audits read only.
 
 Serial invariant: the running concatenation's last value holds every item
@@ -46,9 +46,10 @@ def reads(i, who):
         # the truth of each row, taken by C code
         truth = [bool(r) for r in ROWS]
         got = (len(list(filter(None, ROWS))), len(list(itertools.compress("abc", ROWS))),
-               len(list(itertools.takewhile(bool, ROWS))), len(list(itertools.filterfalse(None, ROWS))))
+               len(list(itertools.takewhile(bool, ROWS))), len(list(itertools.filterfalse(None, ROWS))),
+               len(list(filter(None, (r for r in ROWS)))), list(map(len, iter(ROWS))))
         want = (sum(truth), sum(truth), truth.index(False) if False in truth else 3,
-                3 - sum(truth))
+                3 - sum(truth), sum(truth), [len(r) for r in ROWS])
         if got != want:
             BAD.append((who, i, "truth", got, want))
         return
