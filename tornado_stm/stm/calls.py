@@ -218,10 +218,11 @@ _OPERAND_READERS = frozenset({
 
 
 def _reads_operands(target: Any) -> bool:
-    try:
-        return target in _OPERAND_READERS
-    except TypeError:                       # an unhashable callable
-        return False
+    # (the type first: hashing any value, or failing to, costs more)
+    return type(target) in _C_CALLABLE_TYPES and target in _OPERAND_READERS
+
+
+_C_CALLABLE_TYPES = (BuiltinFunctionType, MethodDescriptorType, WrapperDescriptorType)
 
 
 class CalledThroughTheBarrier:
@@ -912,10 +913,10 @@ _CALLER_NAMERS = frozenset({
 
 
 def _names_its_caller(f: Any) -> bool:
-    try:
-        return f in _CALLER_NAMERS or isinstance(f, enum.EnumType)    # Enum("Color", "RED")
-    except TypeError:                       # an unhashable callable
-        return False
+    # (functions and classes hash cheaply; other callables are not among them)
+    if type(f) is FunctionType:
+        return f in _CALLER_NAMERS
+    return isinstance(f, type) and (f in _CALLER_NAMERS or isinstance(f, enum.EnumType))
 
 
 def _apply(f: Any, *args: Any, **kwargs: Any) -> Any:

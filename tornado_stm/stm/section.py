@@ -41,6 +41,7 @@ import sys
 import threading
 import time
 import weakref
+from collections import deque
 from types import TracebackType
 from typing import Any, Callable, Iterator, Optional, TypeVar
 
@@ -337,16 +338,15 @@ def entry(fn: F) -> F:
     def section_entry(*args: Any, **kwargs: Any) -> Any:
         tx = CURRENT.tx
         if tx is not None:
-            # Called back by library code inside a section.
+            # Called back by library code inside a section. Run in place, the
+            # library may change what it gets back, and (library Python, not
+            # sorted's C calling a key function) what the callback put into
+            # its arguments (box.append(STATS)): those are held.
+            filled = _arguments_filled(args, kwargs) \
+                if tx.inevitable and _called_by_library_python() else None
             result = fn(*args, **kwargs)
             if tx.inevitable:
-                # The library runs in place and may change what it got back;
-                # library Python (not sorted's C calling a key function) may
-                # also change what the callback put into its arguments.
-                if _called_by_library_python():
-                    hold_handed_back(tx, result, *args, *kwargs.values())
-                else:
-                    hold_handed_back(tx, result)
+                hold_handed_back(tx, result, *(filled() if filled is not None else ()))
             return result
         if _module_body.depth:
             return fn(*args, **kwargs)
@@ -595,6 +595,42 @@ def _step(resume: Callable[..., Any], *args: Any) -> Any:
             STEP_COUNTS["took_w"] += 1
         else:
             STEP_COUNTS["without_w"] += 1
+
+
+#: Containers and instance dicts larger than this are not watched by
+#: _arguments_filled (a callback's out-parameter is the library's own small one).
+_WATCHED_SIZE = 256
+
+
+def _arguments_filled(args: tuple, kwargs: dict) -> Callable[[], list]:
+    """Before a callback runs: a function telling, after it, what the callback
+    put into its arguments' top level (an item added to a list, a value set
+    in a dict or on an object), by identity. Only those are new to the library:
+    the arguments themselves (a handler's ``self``) were its own before."""
+    watched = []
+    for arg in (*args, *kwargs.values()):
+        if type(arg) in ATOM_TYPES:
+            continue
+        if isinstance(arg, (list, deque, set)) and len(arg) <= _WATCHED_SIZE:
+            watched.append((arg, None, {id(item) for item in arg}))
+        else:
+            namespace = arg if isinstance(arg, dict) else getattr(arg, "__dict__", None)
+            if isinstance(namespace, dict) and len(namespace) <= _WATCHED_SIZE:
+                watched.append((namespace, dict(namespace), None))
+
+    def filled() -> list:
+        added = []
+        for holder, values_before, ids_before in watched:
+            if ids_before is not None:
+                added += [item for item in holder if id(item) not in ids_before]
+            else:
+                added += [value for key, value in holder.items()
+                          if values_before.get(key, _MISSING) is not value]
+        return added
+    return filled
+
+
+_MISSING = object()
 
 
 def _called_by_library_python() -> bool:
