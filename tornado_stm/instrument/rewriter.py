@@ -91,16 +91,17 @@ _FRAME_ONLY_WITHOUT_ARGS = frozenset({"vars", "dir"})
 _SCALAR_BUILTINS = frozenset({"abs", "divmod", "round", "chr", "ord", "callable", "id",
                               "range", "pow"})
 #: Methods of builtin containers that read what their arguments hold (by
-#: name: the object they are called on is the call's own), and the barrier
-#: that reads such an argument: the operand's, or deep_view for the methods
-#: that compare items.
+#: name: the object they are called on is the call's own), the barrier that
+#: reads such an argument (the operand's, pairs_operand for update, deep_view
+#: for the methods that compare items), and the kind from which it has nothing to do.
 _READING_METHODS = {
-    "update": "_stm_pairs",
+    "update": ("_stm_pairs", ATOM),     # (the items of a generator of pairs too)
     **dict.fromkeys(("extend", "union", "intersection", "difference",
                      "symmetric_difference", "intersection_update", "difference_update",
                      "symmetric_difference_update", "issubset", "issuperset", "isdisjoint",
-                     "__iadd__", "__ior__", "__iand__", "__isub__", "__ixor__"), "_stm_operand"),
-    **dict.fromkeys(("index", "count", "remove", "__contains__", "__eq__"), "_stm_dview"),
+                     "__iadd__", "__ior__", "__iand__", "__isub__", "__ixor__"),
+                    ("_stm_operand", SCALAR)),
+    **dict.fromkeys(("index", "count", "remove", "__contains__", "__eq__"), ("_stm_dview", DEEP)),
 }
 #: Of the frame builtins, those that list the function's own names.
 _FRAME_NAMES = frozenset({"locals", "vars", "dir"})
@@ -561,10 +562,10 @@ class Rewriter(ast.NodeTransformer):
             # mine.extend(SHARED), mine.index(row)) are read as the section
             # sees them, its own writes included.
             reader = _READING_METHODS.get(node.func.attr)
-            node = self.generic_visit(node)
-            if reader is not None:
-                node.args = [a if isinstance(a, ast.Starred) else
-                             self._wrapped_visited(reader, a) for a in node.args]
+            node.func = self.visit(node.func)
+            node.args = [self.visit(a) if reader is None or isinstance(a, ast.Starred) else
+                         self._wrapped(reader[0], a, reader[1]) for a in node.args]
+            node.keywords = [self.visit(k) for k in node.keywords]
             return node
         if isinstance(node.func, ast.Name) and node.func.id == "vars" and len(node.args) == 1 \
                 and not node.keywords and self._resolve("vars") == "plain" \
@@ -781,13 +782,6 @@ class Rewriter(ast.NodeTransformer):
         if not self._in_function() or self._kind(node) >= needed_below:
             return self.visit(node)
         return ast.copy_location(_call(barrier, self.tx(), self.visit(node)), node)
-
-    def _wrapped_visited(self, barrier: str, node: ast.expr) -> ast.expr:
-        """``barrier(tx, node)`` for an already visited ``node`` (_wrapped's, after the fact)."""
-        needed_below = DEEP if barrier == "_stm_dview" else SCALAR
-        if self._kind(node) >= needed_below:
-            return node
-        return ast.copy_location(_call(barrier, self.tx(), node), node)
 
     def _deep(self, node: ast.expr) -> ast.expr:
         """``node`` as a comparison or a format reads it: deep_view() unless DEEP."""

@@ -81,8 +81,8 @@ from tornado_stm.stm.reach import (FRAME_TYPES, HOLDING_IMMUTABLE_TYPES,
 from tornado_stm.stm.registry import (INSTRUMENTED_CODES, VERSIONED_MODULES, application_frame,
                                       has_plain_globals,
                                       is_instrumented, reads_plainly)
-from tornado_stm.stm.section import (ENTRY_CODE, entry_target, of_another_loop, on_this_loop,
-                                     without_engine_frames)
+from tornado_stm.stm.section import (ENTRY_CODE, STEPPED_FLAGS, entry_target, of_another_loop,
+                                     on_this_loop, without_engine_frames)
 from tornado_stm.stm.txn import (BARRIERS_ABOVE, CONTAINER_TYPES, DELETED, AbortSection, CURRENT,
                                  Transaction,
                                  class_attribute_bound, direct_dict_write, direct_write, hold,
@@ -746,8 +746,7 @@ def deep_view(tx: Optional[Transaction], obj: Any) -> Any:
     if id(obj) in tx.private:
         # list(rows) == other: a container the section made may hold shared
         # ones (and f"{error}" formats an exception's arguments)
-        if isinstance(obj, (*CONTAINER_TYPES, BaseException)) \
-                and not record_nested(tx, (obj,) if isinstance(obj, BaseException) else obj):
+        if isinstance(obj, (*CONTAINER_TYPES, BaseException)) and not record_nested(tx, obj):
             tx.become_inevitable("deep read of a shared structure outside the barriers")
         return obj
     result = obj if kind in HOLDING_IMMUTABLE_TYPES else operand(tx, obj)
@@ -1123,14 +1122,10 @@ def recursive_callee(tx: Optional[Transaction], f: Any) -> Any:
     func = f.__func__ if type(f) is MethodType else f       # self.walk in a method walk
     if type(func) is FunctionType:
         target = entry_target(func) if func.__code__ is ENTRY_CODE else func
-        if type(target) is FunctionType and not target.__code__.co_flags & _STEPPED_CODE and (
+        if type(target) is FunctionType and not target.__code__.co_flags & STEPPED_FLAGS and (
                 target is not func or target.__code__ in INSTRUMENTED_CODES):
             return target if func is f else MethodType(target, f.__self__)
     return functools.partial(call, tx, f)
-
-
-#: Generators, coroutines, async generators: their frames need the call barrier.
-_STEPPED_CODE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 
 
 def _hide_engine_frames(error: BaseException) -> None:

@@ -552,7 +552,7 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
             # sum([a, b], []): a container the section made may hold shared ones
             # (and str(error) formats an exception's arguments)
             if deep and (is_a(arg, CONTAINER_TYPES) or isinstance(arg, BaseException)) \
-                    and not record_nested(tx, _scanned(arg)):
+                    and not record_nested(tx, arg):
                 tx.become_inevitable(f"deep read by {policy.qualified_name(f)}")
                 return call_direct(tx, original, args, kwargs)
             if deep and isinstance(arg, ITERATOR_TYPES):
@@ -608,7 +608,7 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
                 replacement = getattr(tx.read_shadow(owner), arg.__name__)
         if deep and (container or isinstance(arg, (*IMMUTABLE_HOLDERS, BaseException))
                      or isinstance(replacement, DICT_VIEW_TYPES)) \
-                and not record_nested(tx, _scanned(replacement)):
+                and not record_nested(tx, replacement):
             tx.become_inevitable(f"deep read by {policy.qualified_name(f)}")
             return call_direct(tx, original, args, kwargs)
         if replacement is not arg:
@@ -646,8 +646,7 @@ def _items_read(iterator: Any) -> Any:
     for item in iterator:
         tx = current()
         if tx is not None and not tx.inevitable and type(item) not in ATOM_TYPES \
-                and not record_nested(tx, _scanned(item) if isinstance(item, BaseException)
-                                      else (item,)):
+                and not record_nested(tx, (item,)):
             tx.become_inevitable("an item written by the section, read by plain code")
         yield item
 
@@ -1039,12 +1038,6 @@ def _only_writes_out(f: Any) -> bool:
 DEEP_VIEW_BUDGET = 100_000
 
 
-def _scanned(value: Any) -> Any:
-    """What record_nested walks for ``value``: itself, or an exception as the
-    one item of a tuple (it is not iterable; its arguments are walked)."""
-    return (value,) if isinstance(value, BaseException) else value
-
-
 def record_nested(tx: Transaction, root: Any, instances: bool = False) -> bool:
     """Record reads of the shared values nested in ``root``; False if that cannot be done.
 
@@ -1063,7 +1056,11 @@ def record_nested(tx: Transaction, root: Any, instances: bool = False) -> bool:
 
 
 def _scan_nested(tx: Transaction, root: Any, instances: bool) -> bool:
-    stack = [held_items(root) if isinstance(root, IMMUTABLE_HOLDERS) else root]
+    if isinstance(root, IMMUTABLE_HOLDERS):
+        root = held_items(root)
+    elif isinstance(root, BaseException):
+        root = (root,)                  # not iterable: its arguments are walked below
+    stack = [root]
     budget = DEEP_VIEW_BUDGET
     while stack:
         item = stack.pop()

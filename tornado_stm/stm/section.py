@@ -330,7 +330,7 @@ def entry(fn: F) -> F:
     instead, so that each step run outside a section holds W.
     """
     code = getattr(fn, "__code__", None)
-    if code is not None and code.co_flags & _STEPPED_FLAGS:
+    if code is not None and code.co_flags & STEPPED_FLAGS:
         return _steps_entry(fn)  # type: ignore[return-value]
     if getattr(fn, "__name__", None) == "__del__":
         return _finalizer_entry(fn)  # type: ignore[return-value]
@@ -343,7 +343,7 @@ def entry(fn: F) -> F:
             # sorted's C calling a key function) what the callback put into
             # its arguments (box.append(STATS)): those are held.
             filled = _arguments_filled(args, kwargs) \
-                if tx.inevitable and _called_by_library_python() else None
+                if tx.inevitable and _library_python_above() else None
             result = fn(*args, **kwargs)
             if tx.inevitable:
                 hold_handed_back(tx, result, *(filled() if filled is not None else ()))
@@ -549,7 +549,9 @@ def finalizer(fn: Any) -> Any:
 # own frame first (they touch only the step's own timer and future), and
 # keeps the lazy W.
 
-_STEPPED_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+#: Generators, coroutines, async generators: their frames run in steps (and
+#: need the call barrier, which marks the frame the section's own).
+STEPPED_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 
 #: Steps that took W lazily, and steps that ended without taking it (this
 #: process, all threads; approximate under races, for tests and statistics).
@@ -562,7 +564,7 @@ def _step(resume: Callable[..., Any], *args: Any) -> Any:
     tx = CURRENT.tx
     if tx is not None:
         value = resume(*args)
-        if tx.inevitable and type(value) not in ATOM_TYPES and _resumed_by_library_code():
+        if tx.inevitable and type(value) not in ATOM_TYPES and _library_python_above():
             # for d in app_generator(): d[key] += 1, run in place by library code
             hold_handed_back(tx, value)
         return value
@@ -633,17 +635,11 @@ def _arguments_filled(args: tuple, kwargs: dict) -> Callable[[], list]:
 _MISSING = object()
 
 
-def _called_by_library_python() -> bool:
-    """In an entry wrapper: True when its caller is Python code neither
-    instrumented nor the engine's (C code calling back leaves no frame)."""
-    code = sys._getframe(2).f_code
-    return code not in INSTRUMENTED_CODES and not is_engine_code(code)
-
-
-def _resumed_by_library_code() -> bool:
-    """In :func:`_step`, for a generator: True when the code that resumed it
-    (past the engine's frames: the step wrappers, a call barrier) is not
-    instrumented."""
+def _library_python_above() -> bool:
+    """In an entry wrapper or in :func:`_step`: True when the code that called the
+    callback (or resumed the generator), past the engine's frames (step
+    wrappers, a call barrier), is Python code that is not instrumented (C
+    code calling back leaves no frame: its caller is asked)."""
     frame = application_frame(sys._getframe(2))[0]
     return frame is not None and frame.f_code not in INSTRUMENTED_CODES
 
