@@ -66,3 +66,31 @@ def test_responses_of_aborted_attempts_are_never_sent(tmp_path, loop) -> None:
     inevitable = [line for line in _stmlog("dump", log_path).splitlines()
                   if "STM_BECOME_INEVITABLE" in line]
     assert len(inevitable) == 1 and "in make_app" in inevitable[0], inevitable[:5]
+
+
+def test_a_logged_http_error_is_logged_once_at_the_commit_without_inevitability(tmp_path) -> None:
+    """``raise HTTPError(409, "no seat for %s", holder)``: Tornado's warning
+    line waits for the commit with the response (an aborted attempt logs
+    nothing), and the section stays optimistic."""
+    log_path = str(tmp_path / "booking.pypystm")
+    server = start_stm_server("booking_app:make_app", str(tmp_path), "--threads", "2",
+                              "--log", log_path, probe="/state", env=FORCED_ABORTS)
+    holders = [f"guest-{i}" for i in range(REQUESTS)]
+    try:
+        responses = asyncio.run(book_concurrently(server.port, holders, path="/book-or-raise"))
+        state = server_state(server.port)
+    finally:
+        assert server.stop() == 0, server.output_tail()
+    codes = Counter(r.code for r in responses)
+    assert codes == {200: booking_app.CAPACITY, 409: REQUESTS - booking_app.CAPACITY}, \
+        f"{codes}\nserver errors:\n{server.errors()}"
+    assert state["booked"] == booking_app.CAPACITY
+    output = open(server.output_path).read()
+    refused = {holder for holder in holders if f"no seat for {holder}\n" in output}
+    assert len(refused) == codes[409], output[-2000:]
+    assert output.count(": no seat for ") == codes[409], output[-2000:]
+    report = json.loads(_stmlog("report", log_path))
+    assert report["transactions"]["aborted"] > 0, report["transactions"]
+    inevitable = [line for line in _stmlog("dump", log_path).splitlines()
+                  if "STM_BECOME_INEVITABLE" in line]
+    assert len(inevitable) == 1 and "in make_app" in inevitable[0], inevitable[:5]

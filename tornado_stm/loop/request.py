@@ -251,8 +251,43 @@ def _go_on(coroutine: Any, awaited: Any) -> Generator[Any, Any, Any]:
 
 
 def _log_exception(self: tornado.web.RequestHandler, typ: Any, value: Any, tb: Any) -> None:
-    """``log_exception``: a line logged by an attempt that then aborts would be logged twice."""
+    """``log_exception``: the line an attempt logs waits for its commit, held
+    with its response (an attempt that aborts would log it twice).
+
+    Held only when the line will read the same at the commit: the exception
+    (and those chained to it) carries plain values and formats itself as
+    Python's own exceptions do. Otherwise the section becomes inevitable and
+    logs it in place.
+    """
     tx = current()
-    if tx is not None:
+    if tx is not None and not tx.inevitable:
+        recording = response._Recording.of(tx, self)
+        if recording is not None and _formats_alike_later(value):
+            recording.hold(_tornado_log_exception, (self, typ, value, tb))
+            return
         tx.become_inevitable("logging a handler's exception")
     _tornado_log_exception(self, typ, value, tb)
+
+
+#: Values whose formatting no later section can change.
+_PLAIN_VALUES = (str, bytes, int, float, bool, type(None))
+
+
+def _formats_alike_later(exc: Optional[BaseException], depth: int = 0) -> bool:
+    """True if ``exc``, its chained exceptions and their arguments are
+    formatted the same at any later time: plain arguments, and the
+    ``__str__`` of Python's exceptions or of Tornado's ``HTTPError``."""
+    if exc is None:
+        return True
+    if depth > 8 or type(exc).__str__ not in _PLAIN_FORMATTERS \
+            or not all(type(arg) in _PLAIN_VALUES for arg in exc.args) \
+            or getattr(exc, "__notes__", None):
+        return False
+    return (_formats_alike_later(exc.__cause__, depth + 1)
+            and _formats_alike_later(exc.__context__, depth + 1))
+
+
+#: ``__str__`` methods that format only an exception's arguments and fields.
+_PLAIN_FORMATTERS = frozenset({BaseException.__str__, tornado.web.HTTPError.__str__,
+                               KeyError.__str__, OSError.__str__,
+                               SyntaxError.__str__})
