@@ -8,6 +8,7 @@ conflicting change, which makes each scenario deterministic.
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -15,6 +16,7 @@ from tests.stm import helpers
 from tests.stm.conftest import instrumented
 from tornado_stm import stm
 from tornado_stm.stm import faults
+from tornado_stm.stm.txn import CLOCK_ORDER_WAIT, CLOCK_READ_OUT_OF_ORDER
 
 
 def _in_thread(fn, *args):
@@ -127,3 +129,46 @@ def test_application_exceptions_are_not_retried() -> None:
         assert all(cause.startswith("injected fault") for cause in causes), causes
     else:
         assert stm.stats()["aborts"] == 0
+
+
+def _clock_readers():
+    clocks = instrumented("clocks")
+    clocks.READINGS.clear()
+    stm.reset_stats()
+    first, first_holder = _in_thread(clocks.read_then_pause)
+    assert helpers.wait_until_paused()
+    second, second_holder = _in_thread(clocks.read_and_record)
+    return clocks, (first, first_holder), (second, second_holder)
+
+
+def test_a_later_clock_reader_commits_after_an_earlier_one_instead_of_aborting_it() -> None:
+    """The second section reads the clock while the first, which read it
+    before, is stopped: its commit waits for the first's, so neither aborts
+    (without the wait the first's reading would go back: an abort)."""
+    clocks, (first, first_holder), (second, second_holder) = _clock_readers()
+    time.sleep(CLOCK_ORDER_WAIT / 5)          # the second reads, and waits
+    helpers.release()
+    first.join(30)
+    second.join(30)
+    assert first_holder == {"result": None} and second_holder == {"result": None}
+    readings = [reading for _, reading in clocks.READINGS]
+    assert readings == sorted(readings)       # serial: a clock never goes back
+    if not faults.ENABLED:                    # (an injected abort reorders them)
+        assert [who for who, _ in clocks.READINGS] == ["first", "second"]
+        assert CLOCK_READ_OUT_OF_ORDER not in stm.stats()["aborts_by_cause"]
+
+
+def test_the_wait_for_an_earlier_clock_reader_is_bounded() -> None:
+    """A first reader that does not end (stopped here) holds the second up
+    for CLOCK_ORDER_WAIT at most; the first then aborts and reads anew."""
+    clocks, (first, first_holder), (second, second_holder) = _clock_readers()
+    second.join(CLOCK_ORDER_WAIT + 10)
+    assert not second.is_alive() and second_holder == {"result": None}
+    assert first.is_alive()                   # still stopped: the second did not wait for it
+    helpers.release()
+    first.join(30)
+    assert first_holder == {"result": None}
+    assert [who for who, _ in clocks.READINGS] == ["second", "first"]
+    readings = [reading for _, reading in clocks.READINGS]
+    assert readings == sorted(readings)
+    assert stm.stats()["aborts_by_cause"].get(CLOCK_READ_OUT_OF_ORDER, 0) >= 1

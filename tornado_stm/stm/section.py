@@ -125,6 +125,7 @@ def run_section(fn: Callable[..., Any], args: tuple = (), kwargs: dict | None = 
                 continue
             except BaseException:
                 CURRENT.tx = None    # a failure of the engine's own: no section runs on
+                tx.drop_clock_readings()
                 raise
             _end(tx)
             run_deferred_finalizers()

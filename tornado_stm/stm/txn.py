@@ -78,7 +78,12 @@ before it made aborts at its commit (:meth:`Transaction.read_clock`).
 Readings are kept per clock, in nanoseconds (``time.time`` and
 ``time.time_ns`` read one), and a hold of W that ran code in place enters a reading of now for
 every clock in use when it ends (:func:`enter_clocks_read_in_place`):
-library code reads clocks the special never sees.
+library code reads clocks the special never sees. So that two sections
+reading one clock side by side do not abort the first reader whenever the
+second commits first, a section about to commit waits (briefly, without W)
+for the optimistic sections that read the clock before it to end
+(:meth:`Transaction.wait_for_earlier_clock_readers`): the commits then come
+in the order of the readings, as in a serial run.
 
 *Read shadows.* A shared container handed to code that reads it later
 (a lazy iterator, a ``for`` loop, a dict view) is given a private copy,
@@ -865,6 +870,7 @@ class Transaction:
         if not self.has_writes() and self.clock_readings is None:
             self.check()                # read-only: still one consistent state
             return
+        self.wait_for_earlier_clock_readers()
         self.take_w()
         try:
             self.check()
@@ -895,6 +901,7 @@ class Transaction:
         # the report names the line whose inevitability cost the wait.
         stmlog.record(stmlog.STM_BECOME_INEVITABLE, self.stats.thread_num,
                       marker or (stmlog.user_marker() if stmlog.enabled() else b""))
+        self.wait_for_earlier_clock_readers()
         self.take_w()
         # Threads running plain code may write while this section runs in
         # place, as plain Python threads could (one it waits for must).
@@ -932,13 +939,16 @@ class Transaction:
         # Entered before the reading: a hold that ends after this sees it
         # (enter_clocks_read_in_place); one that ended before read earlier.
         CLOCKS_IN_USE.add(source)
+        if not self.inevitable and self.clock_readings is None:
+            # Registered before the reading, so that a section reading
+            # after this one waits for it (wait_for_earlier_clock_readers).
+            self.clock_readings = {}
+            _register_clock_reader(self)
         value = clock()
         reading = round(value * 1e9) if in_seconds else value
         if self.inevitable:
             _raise_committed_clock(source, reading)
             return value
-        if self.clock_readings is None:
-            self.clock_readings = {}
         span = self.clock_readings.get(source)
         if span is None:
             self.clock_readings[source] = [reading, reading]
@@ -953,12 +963,40 @@ class Transaction:
         readings, self.clock_readings = self.clock_readings, None
         if readings is None:
             return
+        _unregister_clock_reader(self)
         for source, (lowest, _) in readings.items():
             committed = COMMITTED_CLOCK_READINGS.get(source)
             if committed is not None and committed > lowest:
                 self.abort(CLOCK_READ_OUT_OF_ORDER)
         for source, (_, highest) in readings.items():
             _raise_committed_clock(source, highest)
+
+    def wait_for_earlier_clock_readers(self) -> None:
+        """Before taking W to commit (or to become inevitable): wait for the
+        optimistic sections that read one of this section's clocks before it
+        did to end, so that they commit first, as a serial run would order
+        them; otherwise :meth:`check_clock_order` would abort them, long
+        searches included, whenever a later reader commits first.
+
+        Only an optimization: the wait is bounded (``CLOCK_ORDER_WAIT``)
+        and made without W, so it can hold nothing up for long; whatever
+        order the commits then take, :meth:`check_clock_order` keeps the
+        readings serial. Waits go from later readers to earlier ones only,
+        so no two sections wait for each other.
+        """
+        mine = self.clock_readings
+        if mine is None or self.has_w:
+            return
+        deadline = time.perf_counter() + CLOCK_ORDER_WAIT
+        with _clock_readers_changed:
+            while any(other is not self and _read_earlier(other.clock_readings, mine)
+                      for other in _CLOCK_READERS.values()):
+                left = deadline - time.perf_counter()
+                if left <= 0:
+                    return
+                # Woken when a reader ends; the timeout also notices one
+                # whose first reading was not yet recorded when we looked.
+                _clock_readers_changed.wait(min(left, _CLOCK_READERS_POLL))
 
     def check_copies_kept(self) -> None:
         """Abort, to run again inevitably, if something still holds one of the
@@ -1054,6 +1092,13 @@ class Transaction:
         self.attrs = {}
         self.containers = {}
         self.private = {}
+        self.drop_clock_readings()
+
+    def drop_clock_readings(self) -> None:
+        """This attempt's clock readings will never be committed (it aborted)."""
+        if self.clock_readings is not None:
+            self.clock_readings = None
+            _unregister_clock_reader(self)
 
 
 #: The abort cause of a section whose clock reading a later-read one committed first.
@@ -1104,6 +1149,38 @@ def enter_clocks_read_in_place() -> None:
         read = _READ_IN_NANOSECONDS.get(source)
         if read is not None:
             _raise_committed_clock(source, read())
+
+
+#: Optimistic sections that have read a clock and not ended yet, by id.
+_CLOCK_READERS: dict[int, "Transaction"] = {}
+_clock_readers_changed = threading.Condition()
+#: The longest a commit waits for earlier readers of its clocks, in seconds.
+CLOCK_ORDER_WAIT = 0.25
+#: Seconds between two looks at the readers while waiting.
+_CLOCK_READERS_POLL = 0.002
+
+
+def _register_clock_reader(tx: "Transaction") -> None:
+    with _clock_readers_changed:
+        _CLOCK_READERS[id(tx)] = tx
+
+
+def _unregister_clock_reader(tx: "Transaction") -> None:
+    with _clock_readers_changed:
+        if _CLOCK_READERS.pop(id(tx), None) is not None:
+            _clock_readers_changed.notify_all()
+
+
+def _read_earlier(theirs: Optional[dict], mine: dict) -> bool:
+    """True if readings ``theirs`` (another section's, read from this
+    thread while it runs) may come before ``mine`` on some clock."""
+    if theirs is None:
+        return True             # registered, first reading not recorded yet (or ending)
+    for source, (lowest, _) in list(mine.items()):
+        span = theirs.get(source)
+        if span is not None and span[0] < lowest:
+            return True
+    return False
 
 
 def _raise_committed_clock(source: Any, highest: Any) -> None:
