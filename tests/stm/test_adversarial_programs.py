@@ -98,7 +98,7 @@ FOUR_THREADS = frozenset({
     "namespace_torn", "sort_torn", "heap_torn", "gen_finally_abort", "sink_del",
     "meta_setattr", "meta_setattr_min", "singleton_meta", "type_setattr", "proxy_copy", "buf_nested_join", "map_setattr",
     "ctxvar_chain", "iter_sentinel", "strenum_setattr", "object_delattr", "dd_count_next",
-    "del_tuple", "const_globals",
+    "del_tuple", "const_globals", "defaultdict_in_chainmap",
 })
 
 #: Programs that pass under the engine and break on plain threads of the

@@ -74,6 +74,7 @@ from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, DICT_VIEW_TYPES,
                                    ITERATOR_TYPES, checks_by_reading, making_a_class,
                                    pairs_as_read,
                                    has_plain_operators, has_plain_readers, is_shared_instance,
+                                   shared_defaultdicts_behind,
                                    is_shared_iterator, read_other_shared, record_nested)
 from tornado_stm.stm.reach import (FRAME_TYPES, HOLDING_IMMUTABLE_TYPES,
                                    IMMUTABLE_HOLDERS, direct_call_reaching,
@@ -701,6 +702,11 @@ def _viewed(tx: Optional[Transaction], obj: Any, unpacked: bool) -> Any:
         return getattr(tx.read_shadow(owner), obj.__name__)
     if unpacked:
         return _read_in_place(tx, obj)   # an iterator unpacked or starred: ``[*it]``, ``f(*it)``
+    if shared_defaultdicts_behind(tx, obj):
+        # "%(k)s" % ChainMap({}, counts): its library __getitem__ inserts
+        # a missing key into the live defaultdict.
+        tx.become_inevitable(f"a defaultdict's factory run through a {policy.qualified_name(kind)}")
+        return _looked_up_in_place(tx, obj)
     if is_shared_instance(tx, obj) and has_plain_operators(kind) \
             and not record_nested(tx, (obj,), instances=True):
         # UL + [x] of a UserList: library code reads UL.data past the barriers,
@@ -711,10 +717,15 @@ def _viewed(tx: Optional[Transaction], obj: Any, unpacked: bool) -> Any:
 
 def _looked_up_in_place(tx: Optional[Transaction], obj: Any) -> Any:
     """``obj`` read in place by plain code (an inevitable section's): a shared
-    defaultdict's missing keys it looks up are inserted, held as its writes."""
-    if type(obj) is defaultdict and tx is not None and id(obj) not in tx.private \
-            and WORLD_LOCK.held_by_current_thread():
-        hold_lookups_in_place(obj)
+    defaultdict's missing keys it looks up (directly, or through a library
+    mapping holding it) are inserted, held as its writes."""
+    if tx is not None and WORLD_LOCK.held_by_current_thread():
+        if type(obj) is defaultdict:
+            if id(obj) not in tx.private:
+                hold_lookups_in_place(obj)
+        elif not isinstance(obj, CONTAINER_TYPES) and type(obj) not in IMMUTABLE_TYPES:
+            for counts in shared_defaultdicts_behind(tx, obj):
+                hold_lookups_in_place(counts)
     return obj
 
 
@@ -750,6 +761,8 @@ def deep_view(tx: Optional[Transaction], obj: Any) -> Any:
             tx.become_inevitable("deep read of a shared structure outside the barriers")
         return obj
     result = obj if kind in HOLDING_IMMUTABLE_TYPES else operand(tx, obj)
+    if tx.inevitable:
+        return result       # the operand's reading made it so: plain code reads in place
     if has_plain_readers(kind) and is_shared_instance(tx, obj) or isinstance(obj, BaseException):
         # p == q of dataclasses: generated code reads p's attributes (a
         # namedtuple's __repr__ its items, an exception's str() its arguments)

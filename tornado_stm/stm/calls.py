@@ -592,6 +592,12 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
             # resume a frame) that existed before the section, for good.
             tx.become_inevitable(ADVANCING_A_SHARED_ITERATOR)
             return call_direct(tx, original, args, kwargs)
+        elif shared_defaultdicts_behind(tx, arg):
+            # "{k}".format_map(ChainMap({}, DD)): the library __getitem__
+            # inserts a missing key into the live defaultdict.
+            tx.become_inevitable(f"a defaultdict's factory run through a "
+                                 f"{policy.qualified_name(kind)} by {policy.qualified_name(f)}")
+            return call_direct(tx, original, args, kwargs)
         elif has_plain_readers(kind) and is_shared_instance(tx, arg):
             # repr(point) of a dataclass: its generated __repr__ reads the attributes.
             if not record_nested(tx, (arg,)):
@@ -936,15 +942,50 @@ def _from_the_application(f: Any) -> Any:
 
 def _defaultdicts_handed_over(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> list:
     """The shared ``defaultdict``s among the arguments, or that ``f`` or an
-    argument is bound to (``DD.__getitem__``): C code looking up a missing
-    key in one (``operator.getitem``, ``str.format_map``,
+    argument is bound to (``DD.__getitem__``), or behind a library mapping
+    among them (:func:`shared_defaultdicts_behind`): C code looking up a
+    missing key in one (``operator.getitem``, ``str.format_map``,
     ``map(DD.__getitem__, keys)``) inserts it."""
     found = []
     for arg in (f, *args, *kwargs.values()):
         if type(arg) is BuiltinFunctionType:
             arg = arg.__self__
-        if type(arg) is defaultdict and id(arg) not in tx.private:
-            found.append(arg)
+        if type(arg) is defaultdict:
+            if id(arg) not in tx.private:
+                found.append(arg)
+        elif not isinstance(arg, _NOT_LIBRARY_MAPPINGS):
+            found.extend(shared_defaultdicts_behind(tx, arg))
+    return found
+
+
+#: Values that are no library mapping (the common arguments, passed over at once).
+_NOT_LIBRARY_MAPPINGS = (str, int, float, bytes, tuple, list, dict, set, frozenset,
+                         type(None), FunctionType, BuiltinFunctionType, MethodType)
+#: How deep shared_defaultdicts_behind looks into mappings of mappings.
+_MAPPINGS_DEPTH = 4
+
+
+def shared_defaultdicts_behind(tx: Transaction, obj: Any, depth: int = 0) -> list:
+    """The shared ``defaultdict``s a library mapping looks keys up in with
+    Python code the barriers do not see: the ``maps`` of a
+    ``collections.ChainMap``, the ``data`` of a ``UserDict``, and so on down.
+    ``"{k}".format_map(CM)`` or ``"%(k)s" % CM`` runs ``CM.__getitem__``,
+    whose lookup of a missing key in a nested defaultdict inserts it in place.
+    """
+    if depth > _MAPPINGS_DEPTH or not has_plain_operators(type(obj)):
+        return []
+    try:
+        fields = list(vars(obj).values())
+    except TypeError:                 # no __dict__ (slots, C types)
+        return []
+    found = []
+    for value in fields:
+        for item in (value if type(value) in (list, tuple) else (value,)):
+            if type(item) is defaultdict:
+                if id(item) not in tx.private:
+                    found.append(item)
+            elif not isinstance(item, _NOT_LIBRARY_MAPPINGS):
+                found.extend(shared_defaultdicts_behind(tx, item, depth + 1))
     return found
 
 

@@ -8,6 +8,8 @@ Red-team round 20 (dd_cmissing2 FORM=chainmap_global_fmt/pct): ChainMap's
 library __getitem__ looks the key up in the live defaultdict, whose C
 __missing__ inserts it in place (an uncommitted insert seen, a key lost when
 another section publishes its copy; RuntimeError from a concurrent len()).
+Attacks: library mappings (ChainMap) holding a shared defaultdict, read by
+C formatting (format_map, %) -- calls.shared_defaultdicts_behind.
 """
 import collections
 import sys
