@@ -99,6 +99,7 @@ FOUR_THREADS = frozenset({
     "meta_setattr", "meta_setattr_min", "singleton_meta", "type_setattr", "proxy_copy", "buf_nested_join", "map_setattr",
     "ctxvar_chain", "iter_sentinel", "strenum_setattr", "object_delattr", "dd_count_next",
     "del_tuple", "const_globals", "defaultdict_in_chainmap",
+    "counter_update_window", "window_retry_gen", "pop_iterator_twice", "vocab_ids",
 })
 
 #: Programs that pass under the engine and break on plain threads of the

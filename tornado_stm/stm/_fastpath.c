@@ -356,6 +356,9 @@ is_private(PyObject *tx, PyObject *obj)
     return found;
 }
 
+/* txn.PRUNE_PRIVATE_EVERY (checked equal at import by fastpath.py) */
+#define PRUNE_PRIVATE_EVERY (1 << 16)
+
 /* ``tx.private[id(obj)] = obj`` */
 static int
 mark_private(PyObject *tx, PyObject *obj)
@@ -370,6 +373,14 @@ mark_private(PyObject *tx, PyObject *obj)
     }
     int status = PyObject_SetItem(private, key, obj);
     Py_DECREF(key);
+    if (status == 0 && PyDict_CheckExact(private)
+            && PyDict_GET_SIZE(private) % PRUNE_PRIVATE_EVERY == 0) {
+        /* txn.Transaction.prune_private: the section's dead temporaries go */
+        PyObject *done = PyObject_CallMethod(tx, "prune_private", NULL);
+        if (done == NULL)
+            status = -1;
+        Py_XDECREF(done);
+    }
     Py_DECREF(private);
     return status;
 }
@@ -2175,7 +2186,8 @@ fp_exec(PyObject *module)
 {
     if (PyType_Ready(&TxSlotType) < 0)
         return -1;
-    if (PyModule_AddObjectRef(module, "TxSlot", (PyObject *)&TxSlotType) < 0)
+    if (PyModule_AddObjectRef(module, "TxSlot", (PyObject *)&TxSlotType) < 0
+            || PyModule_AddIntConstant(module, "PRUNE_PRIVATE_EVERY", PRUNE_PRIVATE_EVERY) < 0)
         return -1;
     if (S.s_check == NULL) {
         if (!(S.s_check = PyUnicode_InternFromString("check"))

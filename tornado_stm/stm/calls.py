@@ -264,15 +264,29 @@ class CalledThroughTheBarrier:
         return self.wrapped.__reduce_ex__(protocol)
 
 
-def _arguments_through_the_barrier(args: tuple, kwargs: dict) -> tuple[tuple, dict, dict]:
+def _arguments_through_the_barrier(args: tuple, kwargs: dict, f: Any = None
+                                   ) -> tuple[tuple, dict, dict]:
     """The arguments of a call to library code, each passed through
-    :func:`through_the_barrier`, and the stand-ins made (id -> the callable)."""
-    args = tuple(map(through_the_barrier, args))
+    :func:`through_the_barrier`, and the stand-ins made (id -> the callable).
+    Arguments ``f`` only hands back as values (:data:`_VALUES_HANDED_BACK`)
+    stay themselves: a stand-in would come back out of the iterator."""
+    kept = _VALUES_HANDED_BACK.get(f, ()) if type(f) is type else ()
+    if kept is not _EVERY_ARGUMENT:
+        args = tuple(map(through_the_barrier, args))
     if kwargs:
-        kwargs = {name: through_the_barrier(value) for name, value in kwargs.items()}
+        kwargs = {name: value if name in kept or kept is _EVERY_ARGUMENT
+                  else through_the_barrier(value) for name, value in kwargs.items()}
     stand_ins = {id(arg): arg.wrapped for _, arg in _arguments(args, kwargs)
                  if type(arg) is CalledThroughTheBarrier}
     return args, kwargs, stand_ins
+
+
+_EVERY_ARGUMENT = ("*",)
+#: Library iterators that yield some of their arguments back, never calling
+#: them (``repeat(print)``, ``zip_longest(..., fillvalue=L.append)``).
+_VALUES_HANDED_BACK: dict = {itertools.repeat: _EVERY_ARGUMENT,
+                             itertools.zip_longest: ("fillvalue",),
+                             itertools.accumulate: ("initial",)}
 
 
 def _callables_given_back(result: Any, stand_ins: dict) -> Any:
@@ -314,7 +328,7 @@ def call_optimistic(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
         # type(name, bases, ns), Meta(name, bases, ns): a class is made
         making_a_class(tx, args[1])
     if rule.kind == "pure" and (args or kwargs) and not _sees_identity(f):
-        args, kwargs, stand_ins = _arguments_through_the_barrier(args, kwargs)
+        args, kwargs, stand_ins = _arguments_through_the_barrier(args, kwargs, f)
         result = _call_optimistic(tx, f, rule, args, kwargs)
         return _callables_given_back(result, stand_ins) if stand_ins else result
     return _call_optimistic(tx, f, rule, args, kwargs)
@@ -483,7 +497,7 @@ _STR_READERS = {"format": True, "format_map": True, "join": False}
 LAZY_CALLABLES: set = {iter, reversed, enumerate, zip, map, filter, *(
     getattr(itertools, name) for name in (
         "chain", "islice", "cycle", "accumulate", "compress", "dropwhile", "takewhile",
-        "filterfalse", "groupby", "starmap", "zip_longest", "pairwise")
+        "filterfalse", "groupby", "starmap", "zip_longest", "pairwise", "batched", "tee")
     if hasattr(itertools, name))}
 
 
@@ -540,9 +554,16 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
         tx.become_inevitable(f"attributes read by {policy.qualified_name(f)}")
         return call_direct(tx, original, args, kwargs)
     watched: list[int] = []
+    # A version window calls f again when a commit lands during the call:
+    # only for calls that may be repeated; the others read copies.
+    repeatable = _may_call_again(f, args, kwargs)
     if also is not None:
-        tx.whole_read_allowed(also)
-        watched.append(stripe_of_object(id(also)))
+        if repeatable:
+            tx.whole_read_allowed(also)
+            watched.append(stripe_of_object(id(also)))
+        else:
+            # S.union(gen): the first call consumed the generator
+            f = getattr(tx.read_shadow(also), f.__name__)
     replaced: dict = {}                 # argument index or keyword -> what the call gets
     for key, arg in _arguments(args, kwargs):
         kind = type(arg)
@@ -576,8 +597,9 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
                 tx.become_inevitable(f"a defaultdict's factory run by {policy.qualified_name(f)}")
                 return call_direct(tx, original, args, kwargs)
         elif container:
-            if lazy or deep or id(arg) in tx.containers:
-                # (a deep reader scans it before the call: a consistent copy)
+            if lazy or deep or id(arg) in tx.containers or not repeatable:
+                # (a deep reader scans it before the call: a consistent copy;
+                # dst.extend(src) must not run twice)
                 replacement = tx.read_shadow(arg)
             else:
                 tx.whole_read_allowed(arg)
@@ -630,13 +652,55 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
     if replaced:
         originals = {id(replaced[key]): arg for key, arg in _arguments(args, kwargs)
                      if key in replaced}
-        result = _restore_identity(originals, result, bound_self(f), *final_args)
-    if not lazy and _is_lazy(result):
-        # An iterator or view over a shared container: call again on copies.
+        # A pure call stores nothing in its arguments: only its result is
+        # looked at; the copies handed over are never (len(copy) of a big
+        # dict the section wrote stays O(1)).
+        touched = () if policy.lookup(f).kind == "pure" else tuple(
+            container for container in (bound_self(f), *final_args)
+            if id(container) not in originals)
+        result = _restore_identity(originals, result, *touched)
+    if not lazy and _is_lazy(result) and f not in _MATERIALIZING_CALLABLES:
+        # An iterator or view that may read a shared container later.
+        if not repeatable:
+            # L.pop() of a list of iterators, max(gen, key=k): the call
+            # changed something, consumed an argument or ran application
+            # code; a second call would do it twice.
+            if policy.lookup(original).kind != "pure":
+                return result          # a mutator's result: an item, not a view
+            tx.become_inevitable(f"a lazy result of {policy.qualified_name(original)}")
+            return result
+        # Call again on copies (a pure reader of plain arguments).
         return call_reading(tx, f, args, kwargs, also=None, lazy=True) if also is None else \
             call_reading(tx, getattr(tx.read_shadow(also), f.__name__), args, kwargs, lazy=True,
                           original=f)
     return result
+
+
+#: Callables whose lazy result reads only what they copied from their
+#: arguments when called (``product`` and the others make tuples first).
+_MATERIALIZING_CALLABLES: set = {itertools.product, itertools.combinations,
+                                 itertools.combinations_with_replacement,
+                                 itertools.permutations, itertools.repeat}
+
+
+def _may_call_again(f: Any, args: tuple, kwargs: dict) -> bool:
+    """True if calling ``f`` a second time with these arguments does nothing
+    the first call did not: ``f`` is a pure reader, and every argument is a
+    plain value or a container of the standard library -- not an iterator
+    (which the first call consumed), a callable or an instance of another
+    class (application code, its ``__iter__`` or ``key``, run again)."""
+    if policy.lookup(f).kind != "pure":
+        return False
+    for _, arg in _arguments(args, kwargs):
+        kind = type(arg)
+        if kind not in ATOM_TYPES and (kind.__module__ not in _REPEATABLE_MODULES
+                                       or hasattr(kind, "__next__") or callable(arg)):
+            return False
+    return True
+
+
+#: Modules whose containers a call may read twice (their methods are C code).
+_REPEATABLE_MODULES = frozenset({"builtins", "collections"})
 
 
 #: Iterators a section may hand to a reader of nested values.
@@ -672,14 +736,16 @@ def pairs_as_read(tx: Transaction, arg: Any) -> Any:
     them as the section reads it (its copy, its read recorded): ``dict(PAIRS)``
     after ``PAIRS[0][1] = 99`` sees 99. A sequence (shared, or the section's
     own, or an iterator of its own, consumed here as dict would) becomes a
-    list; a mapping, or anything else, is returned as it is."""
+    list; an iterator of its own is read pair by pair as dict consumes it
+    (each pair inserted before the next is asked for: a generator reading
+    ``len(d)``, or raising half-way, sees what plain Python shows); a
+    mapping, or anything else, is returned as it is."""
     if type(arg) in (list, deque) and id(arg) not in tx.private:
         items = tx.read_shadow(arg)
     elif type(arg) in (list, tuple, deque):
         items = arg
     elif isinstance(arg, ITERATOR_TYPES) and id(arg) in tx.private:
-        items = arg = list(arg)             # (dict would consume it all the same)
-        tx.adopt(arg)
+        return _pairs_read_one_by_one(arg)
     elif isinstance(arg, DICT_VIEW_TYPES):
         items = arg = list(read_other_shared(tx, arg))
         tx.adopt(arg)
@@ -691,6 +757,17 @@ def pairs_as_read(tx: Transaction, arg: Any) -> Any:
              else item for item in items]
     tx.adopt(pairs)
     return pairs
+
+
+def _pairs_read_one_by_one(iterator: Any) -> Any:
+    """The pairs of the section's own ``iterator``, each shared ``[key, value]``
+    list among them as the section reads it (its copy), one at a time."""
+    for item in iterator:
+        tx = current()
+        if type(item) is list and tx is not None and not tx.inevitable \
+                and id(item) not in tx.private:
+            item = tx.read_shadow(item)
+        yield item
 
 
 def _restore_identity(originals: dict[int, Any], result: Any, *touched: Any) -> Any:
@@ -705,6 +782,8 @@ def _restore_identity(originals: dict[int, Any], result: Any, *touched: Any) -> 
     touched (the copy its method was bound to, its other arguments), get
     the argument back wherever they hold the copy.
     """
+    if id(result) in originals:
+        return originals[id(result)]
     for container in (result, *touched):
         if isinstance(container, (list, deque)):
             for index, item in enumerate(container):
@@ -883,7 +962,7 @@ def call_direct(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) ->
         # setattr must bump the versions of what it writes, as the barrier's
         # does, or an optimistic reader of those objects commits over it.
         if not _sees_identity(f):
-            args, kwargs, stand_ins = _arguments_through_the_barrier(args, kwargs)
+            args, kwargs, stand_ins = _arguments_through_the_barrier(args, kwargs, f)
     if rule.kind == "mutates":
         owner = bound_container(f)
         targets = [owner] if owner is not None and 0 in rule.writes else [
@@ -914,7 +993,8 @@ def call_direct(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) ->
 #: the ``__module__`` of the class or type they make.
 _CALLER_NAMERS = frozenset({
     collections.namedtuple, typing.NamedTuple, typing.TypedDict, typing.NewType,
-    typing.TypeVar, typing.ParamSpec, typing.TypeVarTuple, dataclasses.make_dataclass})
+    typing.TypeVar, typing.ParamSpec, typing.TypeVarTuple, dataclasses.make_dataclass,
+    *((typing.TypeAliasType,) if hasattr(typing, "TypeAliasType") else ())})
 
 
 def _names_its_caller(f: Any) -> bool:

@@ -97,6 +97,9 @@ def _fall_back(reason: str) -> None:
 def _configure(namespace: dict) -> None:
     from tornado_stm.stm import attrkinds, calls, policy, reach, registry, section, txn, versions
 
+    if getattr(_ext, "PRUNE_PRIVATE_EVERY", None) != txn.PRUNE_PRIVATE_EVERY:
+        raise RuntimeError("PRUNE_PRIVATE_EVERY differs between _fastpath.c and txn.py")
+
     _ext.configure(
         transaction=txn.Transaction,
         validate_every=txn.VALIDATE_EVERY,
