@@ -21,10 +21,15 @@ date before the call and hands what the call changed to the run after
 it. When ``run()`` returns, the caller's context gets the run's values,
 as the serial run would have left it.
 
+A token made by ``var.set()`` in one worker's copy is refused by Python's
+``reset`` in another copy; a token made through the policy is reset there
+as the serial run's single context would (:func:`_reset_as_in_one_context`).
+
 What is still weaker than a serial run (docs/semantics.md, limit 1): an
 optimistic section that reads a context variable in plain code may read
-it as the run had it when the section started, and a variable reset to
-"no value" by a call keeps its last value for the calls on other workers.
+it as the run had it when the section started, and a variable without a
+default reset to "no value" by a call keeps its last value for the calls
+on other workers.
 """
 
 from __future__ import annotations
@@ -103,8 +108,16 @@ class RunContext:
 
     def take_changes(self) -> None:
         """What this worker's context holds now becomes the run's (in the serial order)."""
-        changed = {variable: value for variable, value in contextvars.copy_context().items()
+        now = dict(contextvars.copy_context().items())
+        changed = {variable: value for variable, value in now.items()
                    if self.values.get(variable, _MISSING) is not value}
+        for variable in self.values.keys() - now.keys():
+            # reset to no value (a token made on this worker): the other
+            # workers cannot unset it, but can give it its default, which
+            # is what get() then answers
+            default = _default_of(variable)
+            if default is not _MISSING and self.values[variable] is not default:
+                changed[variable] = default
         if changed:
             with self._lock:
                 self.values.update(changed)
@@ -132,11 +145,83 @@ def _context_call(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) 
     """The call policy of what reads or changes the context (``CONTEXT_FUNCTIONS``)."""
     if tx is not None:
         tx.become_inevitable(f"call to {policy.qualified_name(f)}")
+    call = _token_call(f)
     run = _worker.run
     if tx is None or run is None:     # (outside a run: a request's own context)
-        return f(*args, **kwargs)
+        return call(f, args, kwargs)
     run.bring_up_to_date()
     try:
-        return f(*args, **kwargs)
+        return call(f, args, kwargs)
     finally:
         run.take_changes()
+
+
+def _plain_call(f: Any, args: tuple, kwargs: dict) -> Any:
+    return f(*args, **kwargs)
+
+
+def _set_keeping_the_token(f: Any, args: tuple, kwargs: dict) -> Any:
+    """``var.set(value)``: the token is remembered, for a reset from another context."""
+    token = f(*args, **kwargs)
+    if len(_TOKENS) >= _TOKENS_KEPT:
+        del _TOKENS[next(iter(_TOKENS))]        # the oldest: never reset
+    _TOKENS[id(token)] = token
+    return token
+
+
+def _reset_as_in_one_context(f: Any, args: tuple, kwargs: dict) -> Any:
+    """``var.reset(token)`` of a token made in another copy of the run's context.
+
+    A serial run makes every call, and the script around ``run()``, in one
+    context: a token made by one call is good for a reset in a later call
+    or after ``run()``. Here each worker has its own copy, and Python's
+    reset refuses a token from another one. For a token made through this
+    policy, the reset does what it would have done: the variable gets its
+    value from before the ``set`` back -- or, when it had none, its
+    default (a variable without a default, reset to no value, is still
+    refused: docs/semantics.md, limit 1).
+    """
+    try:
+        return f(*args, **kwargs)
+    except ValueError:
+        variable = getattr(f, "__self__", None)
+        token = args[0] if args else kwargs.get("token")
+        if _TOKENS.get(id(token)) is not token or token.var is not variable:
+            raise
+        old = token.old_value
+        if old is contextvars.Token.MISSING:
+            old = _default_of(variable)
+            if old is _MISSING:
+                raise
+        del _TOKENS[id(token)]
+        variable.set(old)
+        return None
+
+
+def _token_call(f: Any) -> Callable[[Any, tuple, dict], Any]:
+    """How to make the call ``f``: ``ContextVar.set`` and ``reset`` keep the
+    meaning tokens have in a serial run's single context."""
+    if type(getattr(f, "__self__", None)) is contextvars.ContextVar:
+        if f.__name__ == "set":
+            return _set_keeping_the_token
+        if f.__name__ == "reset":
+            return _reset_as_in_one_context
+    return _plain_call
+
+
+def _default_of(variable: contextvars.ContextVar) -> Any:
+    """The default ``variable.get()`` answers where it has no value, or _MISSING."""
+    return contextvars.Context().run(_value_or_missing, variable)
+
+
+def _value_or_missing(variable: contextvars.ContextVar) -> Any:
+    # (not variable.get(_MISSING): an argument given wins over the default)
+    try:
+        return variable.get()
+    except LookupError:
+        return _MISSING
+
+
+#: Tokens made through the policy (id -> token), until reset; the oldest go past the cap.
+_TOKENS: dict[int, contextvars.Token] = {}
+_TOKENS_KEPT = 100_000
