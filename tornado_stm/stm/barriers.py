@@ -723,7 +723,7 @@ def _looked_up_in_place(tx: Optional[Transaction], obj: Any) -> Any:
         if type(obj) is defaultdict:
             if id(obj) not in tx.private:
                 hold_lookups_in_place(obj)
-        elif not isinstance(obj, CONTAINER_TYPES) and type(obj) not in IMMUTABLE_TYPES:
+        elif type(obj) not in IMMUTABLE_TYPES and not issubclass(type(obj), CONTAINER_TYPES):
             for counts in shared_defaultdicts_behind(tx, obj):
                 hold_lookups_in_place(counts)
     return obj

@@ -1033,7 +1033,7 @@ def _defaultdicts_handed_over(tx: Transaction, f: Any, args: tuple, kwargs: dict
         if type(arg) is defaultdict:
             if id(arg) not in tx.private:
                 found.append(arg)
-        elif not isinstance(arg, _NOT_LIBRARY_MAPPINGS):
+        elif not issubclass(type(arg), _NOT_LIBRARY_MAPPINGS):
             found.extend(shared_defaultdicts_behind(tx, arg))
     return found
 
@@ -1052,11 +1052,14 @@ def shared_defaultdicts_behind(tx: Transaction, obj: Any, depth: int = 0) -> lis
     ``"{k}".format_map(CM)`` or ``"%(k)s" % CM`` runs ``CM.__getitem__``,
     whose lookup of a missing key in a nested defaultdict inserts it in place.
     """
-    if depth > _MAPPINGS_DEPTH or not has_plain_operators(type(obj)):
+    kind = type(obj)
+    # (type() and issubclass only: isinstance and vars() would ask the
+    # object itself, through a __getattribute__ of the application's)
+    if depth > _MAPPINGS_DEPTH or issubclass(kind, type) or not has_plain_operators(kind):
         return []
     try:
-        fields = list(vars(obj).values())
-    except TypeError:                 # no __dict__ (slots, C types)
+        fields = list(object.__getattribute__(obj, "__dict__").values())
+    except (AttributeError, TypeError):      # no __dict__ (slots, C types)
         return []
     found = []
     for value in fields:
@@ -1064,7 +1067,7 @@ def shared_defaultdicts_behind(tx: Transaction, obj: Any, depth: int = 0) -> lis
             if type(item) is defaultdict:
                 if id(item) not in tx.private:
                     found.append(item)
-            elif not isinstance(item, _NOT_LIBRARY_MAPPINGS):
+            elif not issubclass(type(item), _NOT_LIBRARY_MAPPINGS):
                 found.extend(shared_defaultdicts_behind(tx, item, depth + 1))
     return found
 

@@ -1262,18 +1262,25 @@ def _changed_keys(log: ContainerLog) -> tuple[list, set]:
     if log.shadow is None:
         return list(log.writes), set()
     real, shadow = log.real, log.shadow
-    removed = [key for key in real if key not in shadow]
-    surviving = [key for key in real if key in shadow]
+    # (Whole-dict steps at C speed where they can be: a big dict the section
+    # wrote a key of must not cost a Python loop over every key.)
+    removed = list(real.keys() - shadow.keys())        # (deletion order is no state)
+    surviving = [key for key in real if key in shadow] if removed else list(real)
     order = list(shadow)
-    first = next((i for i, (a, b) in enumerate(zip(surviving, order)) if a is not b and a != b),
-                 len(surviving))
-    moved = set(order[first:]) & set(surviving)
+    if order[:len(surviving)] == surviving:
+        first = len(surviving)
+    else:
+        first = next((i for i, (a, b) in enumerate(zip(surviving, order))
+                      if a is not b and a != b), len(surviving))
+    tail = order[first:]
+    moved = set(tail) & set(surviving)
     if log.whole:
         changed = [key for index, key in enumerate(order)
                    if index >= first or key not in real or real[key] is not shadow[key]]
     else:
-        dirty = log.dirty
-        changed = [key for index, key in enumerate(order) if index >= first or key in dirty]
+        # keys written in place before ``first``, then every key from it on
+        in_tail = set(tail)
+        changed = [key for key in log.dirty if key in shadow and key not in in_tail] + tail
     return removed + changed, moved
 
 
