@@ -25,8 +25,9 @@ def forms():
     out["ParamSpec"] = getattr(P, "__module__", None)
     Ts = typing.TypeVarTuple("Ts")
     out["TypeVarTuple"] = getattr(Ts, "__module__", None)
-    TA = typing.TypeAliasType("TA", int)
-    out["TypeAliasType"] = getattr(TA, "__module__", None)
+    if hasattr(typing, "TypeAliasType"):            # (Python 3.12 and later)
+        TA = typing.TypeAliasType("TA", int)
+        out["TypeAliasType"] = getattr(TA, "__module__", None)
     IE = enum.IntEnum("IE", "A B")
     out["IntEnum"] = IE.__module__
     FL = enum.Flag("FL", "R W")

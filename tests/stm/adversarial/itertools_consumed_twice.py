@@ -52,7 +52,10 @@ class Batch:
 
 
 def batches(i):
-    list(itertools.batched(Batch([1, 2, 3]), 2))
+    if hasattr(itertools, "batched"):               # (Python 3.12 and later)
+        list(itertools.batched(Batch([1, 2, 3]), 2))
+    else:
+        list(itertools.pairwise(Batch([1, 2, 3])))
 
 
 def main():
