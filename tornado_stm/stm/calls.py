@@ -536,8 +536,9 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
         deep = f in DEEP_READERS and not (
             f in _FUNCTION_FIRST and args and is_instrumented(args[0]))
         reads_attributes = f in ATTRIBUTE_READERS
+        materializing = f in _MATERIALIZING_CALLABLES
     except TypeError:                             # an unhashable callable
-        deep = reads_attributes = False
+        deep = reads_attributes = materializing = False
     if type(bound_self(f)) in (str, bytes) and f.__name__ in _STR_READERS:
         deep, reads_attributes = True, reads_attributes or _STR_READERS[f.__name__]
     compares = _compares_items(f)
@@ -659,7 +660,7 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
             container for container in (bound_self(f), *final_args)
             if id(container) not in originals)
         result = _restore_identity(originals, result, *touched)
-    if not lazy and _is_lazy(result) and f not in _MATERIALIZING_CALLABLES:
+    if not lazy and not materializing and _is_lazy(result):
         # An iterator or view that may read a shared container later.
         if not repeatable:
             # L.pop() of a list of iterators, max(gen, key=k): the call

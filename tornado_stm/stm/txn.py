@@ -1069,7 +1069,7 @@ class Transaction:
             obj = private[oid]
             # (3: the registry, ``obj`` and getrefcount's argument; classes,
             # functions and modules may have deferred counts on 3.13t)
-            if sys.getrefcount(obj) <= 3 and not isinstance(obj, _DEFERRED_COUNTS):
+            if sys.getrefcount(obj) <= 3 and not issubclass(type(obj), _DEFERRED_COUNTS):
                 dropped[oid] = private.pop(oid)
             del obj
         if not dropped:
