@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import contextvars
 import decimal
+import sys
 import threading
 from typing import Any, Callable, Optional
 
@@ -161,11 +162,16 @@ def _plain_call(f: Any, args: tuple, kwargs: dict) -> Any:
 
 
 def _set_keeping_the_token(f: Any, args: tuple, kwargs: dict) -> Any:
-    """``var.set(value)``: the token is remembered, for a reset from another context."""
+    """``var.set(value)``: the token's id is remembered, for a reset from another context.
+
+    Only the id: the token holds the value it replaced, and a program that
+    sets a variable per call without resetting it (a request's context)
+    must not keep every old value alive.
+    """
     token = f(*args, **kwargs)
     if len(_TOKENS) >= _TOKENS_KEPT:
         del _TOKENS[next(iter(_TOKENS))]        # the oldest: never reset
-    _TOKENS[id(token)] = token
+    _TOKENS[id(token)] = token.var
     return token
 
 
@@ -186,7 +192,11 @@ def _reset_as_in_one_context(f: Any, args: tuple, kwargs: dict) -> Any:
     except ValueError:
         variable = getattr(f, "__self__", None)
         token = args[0] if args else kwargs.get("token")
-        if _TOKENS.get(id(token)) is not token or token.var is not variable:
+        if type(token) is not contextvars.Token:
+            raise
+        if _USED_TOKENS.get(id(token)) is token:        # (Python checks this first)
+            raise RuntimeError(f"{token!r} has already been used once") from None
+        if token.var is not variable or _TOKENS.get(id(token)) is not variable:
             raise
         old = token.old_value
         if old is contextvars.Token.MISSING:
@@ -194,8 +204,28 @@ def _reset_as_in_one_context(f: Any, args: tuple, kwargs: dict) -> Any:
             if old is _MISSING:
                 raise
         del _TOKENS[id(token)]
+        _remember_used(token)
         variable.set(old)
         return None
+
+
+def _remember_used(token: contextvars.Token) -> None:
+    """Keep ``token`` as used, for as long as the application keeps it.
+
+    Held, not by id: a token that dies leaves its address to the next
+    one. Those only this registry still holds go as it doubles in size
+    (tokens take no weak references).
+    """
+    global _used_tokens_limit
+    if len(_USED_TOKENS) >= _used_tokens_limit:
+        for key in list(_USED_TOKENS):
+            kept = _USED_TOKENS[key]
+            # (3: the registry, ``kept`` and getrefcount's argument)
+            if sys.getrefcount(kept) <= 3:
+                del _USED_TOKENS[key]
+            del kept
+        _used_tokens_limit = max(_USED_TOKENS_FIRST_LIMIT, 2 * len(_USED_TOKENS))
+    _USED_TOKENS[id(token)] = token
 
 
 def _token_call(f: Any) -> Callable[[Any, tuple, dict], Any]:
@@ -222,6 +252,12 @@ def _value_or_missing(variable: contextvars.ContextVar) -> Any:
         return _MISSING
 
 
-#: Tokens made through the policy (id -> token), until reset; the oldest go past the cap.
-_TOKENS: dict[int, contextvars.Token] = {}
+#: Tokens made through the policy, until reset: id -> the token's variable (the
+#: oldest go past the cap). An id outlives its token, and another token may get
+#: it: then it must also be of the same variable to be reset here.
+_TOKENS: dict[int, contextvars.ContextVar] = {}
+#: Tokens reset here, while the application holds them: a second reset is refused.
+_USED_TOKENS: dict[int, contextvars.Token] = {}
+_USED_TOKENS_FIRST_LIMIT = 64
+_used_tokens_limit = _USED_TOKENS_FIRST_LIMIT
 _TOKENS_KEPT = 100_000

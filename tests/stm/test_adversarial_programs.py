@@ -100,7 +100,7 @@ FOUR_THREADS = frozenset({
     "ctxvar_chain", "iter_sentinel", "strenum_setattr", "object_delattr", "dd_count_next",
     "del_tuple", "const_globals", "defaultdict_in_chainmap",
     "counter_update_window", "window_retry_gen", "pop_iterator_twice", "vocab_ids",
-    "ctxvar_tokens_across_runs",
+    "ctxvar_tokens_across_runs", "clock_two_orders", "window_nested_app", "ctxvar_token_twice",
 })
 
 #: Programs that pass under the engine and break on plain threads of the

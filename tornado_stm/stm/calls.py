@@ -43,7 +43,7 @@ from types import (AsyncGeneratorType, BuiltinFunctionType, CoroutineType, Funct
                    MethodWrapperType, ModuleType, SimpleNamespace, WrapperDescriptorType)
 from typing import Any, Optional
 
-from tornado_stm.stm import policy
+from tornado_stm.stm import faults, policy
 from tornado_stm.stm.extension import VIEW_MAPPING
 from tornado_stm.stm.attrkinds import IMMUTABLE_TYPES
 from tornado_stm.stm.registry import (ENGINE_DIR, INSTRUMENTED_CODES, application_frame,
@@ -805,25 +805,31 @@ def _arguments(args: tuple, kwargs: dict) -> Any:
 
 
 def _read_window(tx: Transaction, watched: list[int], f: Any, args: tuple, kwargs: dict) -> Any:
-    """``f(*args, **kwargs)``, consistent with the snapshot for every stripe in ``watched``."""
-    if len(watched) == 1:
-        return tx.versioned(watched[0], apply, f, args, kwargs)
+    """``f(*args, **kwargs)``, consistent with the snapshot for every stripe in ``watched``.
+
+    ``f`` is called once: a commit landing on one of the stripes during the
+    call aborts the attempt rather than calling again, since the call may
+    run application code (the ``__hash__`` of the items of a list it is
+    given, a key function) or change what it is given, once per call.
+    """
+    tx.tick()
+    if faults.ENABLED:
+        faults.strike(tx, "read")
     while True:
         before = [VERSIONS[stripe] for stripe in watched]
-        stale = [s for s, v in zip(watched, before) if v > tx.rv]
-        if stale:
-            tx.extend(stale[0])
-            continue
-        try:
-            result = f(*args, **kwargs)
-        except Exception:
-            if [VERSIONS[s] for s in watched] != before:
-                continue
-            tx.reads.update(watched)
-            raise
-        if [VERSIONS[s] for s in watched] == before:
-            tx.reads.update(watched)
-            return result
+        stale = next((stripe for stripe, version in zip(watched, before) if version > tx.rv),
+                     None)
+        if stale is None:
+            break
+        tx.extend(stale)
+    try:
+        return f(*args, **kwargs)
+    finally:
+        # (also when f raised: an exception from a torn read is an abort)
+        for stripe, version in zip(watched, before):
+            if VERSIONS[stripe] != version:
+                tx.abort("write-read conflict", stripe)
+        tx.reads.update(watched)
 
 
 def apply(f: Any, args: tuple, kwargs: dict) -> Any:

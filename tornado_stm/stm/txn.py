@@ -96,6 +96,7 @@ from __future__ import annotations
 
 import collections
 import copy
+import itertools
 import operator
 import sys
 import threading
@@ -994,12 +995,13 @@ class Transaction:
         so no two sections wait for each other.
         """
         mine = self.clock_readings
-        if mine is None or self.has_w:
+        turn = _CLOCK_READERS.get(id(self), (None, None))[1]
+        if mine is None or self.has_w or turn is None:
             return
         deadline = time.perf_counter() + CLOCK_ORDER_WAIT
         with _clock_readers_changed:
-            while any(other is not self and _read_earlier(other.clock_readings, mine)
-                      for other in _CLOCK_READERS.values()):
+            while any(other_turn < turn and _read_earlier(other.clock_readings, mine)
+                      for other, other_turn in _CLOCK_READERS.values()):
                 left = deadline - time.perf_counter()
                 if left <= 0:
                     return
@@ -1195,8 +1197,10 @@ def enter_clocks_read_in_place() -> None:
             _raise_committed_clock(source, read())
 
 
-#: Optimistic sections that have read a clock and not ended yet, by id.
-_CLOCK_READERS: dict[int, "Transaction"] = {}
+#: Optimistic sections that have read a clock and not ended yet, by id:
+#: (the transaction, its turn: the order of their first readings).
+_CLOCK_READERS: dict[int, tuple["Transaction", int]] = {}
+_clock_turns = itertools.count()
 _clock_readers_changed = threading.Condition()
 #: The longest a commit waits for earlier readers of its clocks, in seconds.
 CLOCK_ORDER_WAIT = 0.25
@@ -1206,7 +1210,7 @@ _CLOCK_READERS_POLL = 0.002
 
 def _register_clock_reader(tx: "Transaction") -> None:
     with _clock_readers_changed:
-        _CLOCK_READERS[id(tx)] = tx
+        _CLOCK_READERS[id(tx)] = (tx, next(_clock_turns))
 
 
 def _unregister_clock_reader(tx: "Transaction") -> None:
