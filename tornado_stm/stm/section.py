@@ -230,6 +230,7 @@ def _after_abort(tx: Transaction, abort: AbortSection,
         tx.discard()
     finally:
         CURRENT.tx = None
+        sink.drop_clock_readings()
     tx.stats.aborts[abort.cause] += 1
     if abort.marker:
         stmlog.record(stmlog.STM_CONTENTION_WRITE_READ, tx.stats.thread_num, abort.marker)

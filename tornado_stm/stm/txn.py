@@ -949,6 +949,10 @@ class Transaction:
         # Entered before the reading: a hold that ends after this sees it
         # (enter_clocks_read_in_place); one that ended before read earlier.
         CLOCKS_IN_USE.add(source)
+        if self.doomed is not None:
+            # (a finalizer run for an aborted attempt: nothing it reads commits,
+            # and a registration would never be taken back)
+            return clock()
         if not self.inevitable and self.clock_readings is None:
             # Registered before the reading, so that a section reading
             # after this one waits for it (wait_for_earlier_clock_readers).
