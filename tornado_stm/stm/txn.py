@@ -999,13 +999,18 @@ class Transaction:
         so no two sections wait for each other.
         """
         mine = self.clock_readings
-        turn = _CLOCK_READERS.get(id(self), (None, None))[1]
+        turn = _CLOCK_READERS.get(id(self), (None, None, None))[1]
         if mine is None or self.has_w or turn is None:
             return
-        deadline = time.perf_counter() + CLOCK_ORDER_WAIT
+        now = time.perf_counter()
+        deadline = now + CLOCK_ORDER_WAIT
+        # (a reader running for longer than this is not waited for: a long
+        # search, or one some future path failed to take back)
+        too_old = now - _CLOCK_READER_STALE
         with _clock_readers_changed:
-            while any(other_turn < turn and _read_earlier(other.clock_readings, mine)
-                      for other, other_turn in _CLOCK_READERS.values()):
+            while any(other_turn < turn and since > too_old
+                      and _read_earlier(other.clock_readings, mine)
+                      for other, other_turn, since in _CLOCK_READERS.values()):
                 left = deadline - time.perf_counter()
                 if left <= 0:
                     return
@@ -1202,19 +1207,21 @@ def enter_clocks_read_in_place() -> None:
 
 
 #: Optimistic sections that have read a clock and not ended yet, by id:
-#: (the transaction, its turn: the order of their first readings).
-_CLOCK_READERS: dict[int, tuple["Transaction", int]] = {}
+#: (the transaction, its turn: the order of their first readings, when).
+_CLOCK_READERS: dict[int, tuple["Transaction", int, float]] = {}
 _clock_turns = itertools.count()
 _clock_readers_changed = threading.Condition()
 #: The longest a commit waits for earlier readers of its clocks, in seconds.
 CLOCK_ORDER_WAIT = 0.25
+#: Seconds after which a clock reader is no longer waited for.
+_CLOCK_READER_STALE = 5.0
 #: Seconds between two looks at the readers while waiting.
 _CLOCK_READERS_POLL = 0.002
 
 
 def _register_clock_reader(tx: "Transaction") -> None:
     with _clock_readers_changed:
-        _CLOCK_READERS[id(tx)] = (tx, next(_clock_turns))
+        _CLOCK_READERS[id(tx)] = (tx, next(_clock_turns), time.perf_counter())
 
 
 def _unregister_clock_reader(tx: "Transaction") -> None:
