@@ -169,9 +169,10 @@ def _set_keeping_the_token(f: Any, args: tuple, kwargs: dict) -> Any:
     must not keep every old value alive.
     """
     token = f(*args, **kwargs)
-    if len(_TOKENS) >= _TOKENS_KEPT:
-        del _TOKENS[next(iter(_TOKENS))]        # the oldest: never reset
-    _TOKENS[id(token)] = token.var
+    with _tokens_lock:       # (request code on several loops may set variables at once)
+        if len(_TOKENS) >= _TOKENS_KEPT:
+            del _TOKENS[next(iter(_TOKENS))]        # the oldest: never reset
+        _TOKENS[id(token)] = token.var
     return token
 
 
@@ -203,14 +204,15 @@ def _reset_as_in_one_context(f: Any, args: tuple, kwargs: dict) -> Any:
             old = _default_of(variable)
             if old is _MISSING:
                 raise
-        del _TOKENS[id(token)]
-        _remember_used(token)
+        with _tokens_lock:
+            _TOKENS.pop(id(token), None)
+            _remember_used(token)
         variable.set(old)
         return None
 
 
 def _remember_used(token: contextvars.Token) -> None:
-    """Keep ``token`` as used, for as long as the application keeps it.
+    """Keep ``token`` as used, for as long as the application keeps it (caller holds _tokens_lock).
 
     Held, not by id: a token that dies leaves its address to the next
     one. Those only this registry still holds go as it doubles in size
@@ -258,6 +260,7 @@ def _value_or_missing(variable: contextvars.ContextVar) -> Any:
 _TOKENS: dict[int, contextvars.ContextVar] = {}
 #: Tokens reset here, while the application holds them: a second reset is refused.
 _USED_TOKENS: dict[int, contextvars.Token] = {}
+_tokens_lock = threading.Lock()
 _USED_TOKENS_FIRST_LIMIT = 64
 _used_tokens_limit = _USED_TOKENS_FIRST_LIMIT
 _TOKENS_KEPT = 100_000
