@@ -151,3 +151,17 @@ def test_9_an_application_function_s_code_is_its_entry_wrapper_s(app) -> None:
     assert function.__name__ == "copy_uninstrumented_state_across_a_pause"
     assert function.__globals__ is not vars(app)        # read plainly, from outside
 
+
+
+def test_17_a_python_hash_may_run_more_than_once_per_lookup_with_the_right_result(app) -> None:
+    """Round 22's K3 (open/hash_count_forms.py): the barriers look the key up
+    before Python's own lookup does, so a __hash__ written in Python runs
+    more than once; the answer is the one plain Python gives."""
+    app.TABLE.clear()
+    app.TABLE[app.CountedKey(1)] = "one"
+    app.HASH_CALLS["n"] = 0
+    assert app.look_up_counted(1) == "one"
+    assert app.HASH_CALLS["n"] >= 2
+    app.HASH_CALLS["n"] = 0
+    assert limits_plain.plain_lookup(app.TABLE, app.CountedKey(1)) == "one"
+    assert app.HASH_CALLS["n"] == 1          # plain code: once

@@ -54,3 +54,26 @@ class AsyncCountingHandler(CountingHandler):
 
 def another_request_counts():
     HOOKS["n"] += 1
+
+
+HASH_CALLS = {"n": 0}
+TABLE: dict = {}
+
+
+class CountedKey:
+    """A key whose __hash__ (Python code) counts its calls."""
+
+    def __init__(self, i):
+        self.i = i
+
+    def __hash__(self):
+        HASH_CALLS["n"] += 1
+        return hash(self.i)
+
+    def __eq__(self, other):
+        return type(other) is CountedKey and other.i == self.i
+
+
+def look_up_counted(i):
+    """One lookup in a shared dict: plain Python hashes the key once."""
+    return TABLE.get(CountedKey(i))
