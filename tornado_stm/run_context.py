@@ -36,12 +36,11 @@ from __future__ import annotations
 
 import contextvars
 import decimal
-import sys
 import threading
 from typing import Any, Callable, Optional
 
 from tornado_stm.stm import policy
-from tornado_stm.stm.txn import Transaction
+from tornado_stm.stm.txn import Transaction, held_only_here
 
 #: What reads or changes the calling thread's context.
 CONTEXT_FUNCTIONS = (
@@ -220,12 +219,7 @@ def _remember_used(token: contextvars.Token) -> None:
     """
     global _used_tokens_limit
     if len(_USED_TOKENS) >= _used_tokens_limit:
-        for key in list(_USED_TOKENS):
-            kept = _USED_TOKENS[key]
-            # (3: the registry, ``kept`` and getrefcount's argument)
-            if sys.getrefcount(kept) <= 3:
-                del _USED_TOKENS[key]
-            del kept
+        held_only_here(_USED_TOKENS).clear()
         _used_tokens_limit = max(_USED_TOKENS_FIRST_LIMIT, 2 * len(_USED_TOKENS))
     _USED_TOKENS[id(token)] = token
 

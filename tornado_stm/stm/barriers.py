@@ -84,7 +84,7 @@ from tornado_stm.stm.registry import (INSTRUMENTED_CODES, VERSIONED_MODULES, app
                                       is_instrumented, reads_plainly)
 from tornado_stm.stm.section import (ENTRY_CODE, STEPPED_FLAGS, entry_target, of_another_loop,
                                      on_this_loop, without_engine_frames)
-from tornado_stm.stm.txn import (PRUNE_PRIVATE_EVERY, BARRIERS_ABOVE, CONTAINER_TYPES, DELETED, AbortSection, CURRENT,
+from tornado_stm.stm.txn import (BARRIERS_ABOVE, CONTAINER_TYPES, DELETED, AbortSection, CURRENT,
                                  Transaction,
                                  class_attribute_bound, direct_dict_write, direct_write, hold,
                                  hold_lookups_in_place,
@@ -1043,10 +1043,7 @@ def _enters_safely(obj: Any) -> bool:
 def new(tx: Optional[Transaction], obj: Any) -> Any:
     """Mark an object created by a display or comprehension as private."""
     if tx is not None:
-        private = tx.private
-        private[id(obj)] = obj
-        if len(private) % PRUNE_PRIVATE_EVERY == 0:
-            tx.prune_private()
+        tx.mark_private(obj)
     return obj
 
 
@@ -1083,7 +1080,7 @@ def call(tx: Optional[Transaction], f: Any, /, *args: Any, **kwargs: Any) -> Any
             if code in INSTRUMENTED_CODES:
                 result = f(*args, **kwargs)
                 if tx is not None and isinstance(result, FRAME_TYPES):
-                    tx.private[id(result)] = result
+                    tx.mark_private(result)
                 return result
         elif kind is MethodType:
             func = f.__func__

@@ -557,7 +557,8 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
     watched: list[int] = []
     # A version window calls f again when a commit lands during the call:
     # only for calls that may be repeated; the others read copies.
-    repeatable = _may_call_again(f, args, kwargs)
+    pure = policy.lookup(f).kind == "pure"
+    repeatable = pure and _may_call_again(args, kwargs)
     if also is not None:
         if repeatable:
             tx.whole_read_allowed(also)
@@ -656,7 +657,7 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
         # A pure call stores nothing in its arguments: only its result is
         # looked at; the copies handed over are never (len(copy) of a big
         # dict the section wrote stays O(1)).
-        touched = () if policy.lookup(f).kind == "pure" else tuple(
+        touched = () if pure else tuple(
             container for container in (bound_self(f), *final_args)
             if id(container) not in originals)
         result = _restore_identity(originals, result, *touched)
@@ -666,7 +667,7 @@ def call_reading(tx: Transaction, f: Any, args: tuple, kwargs: dict,
             # L.pop() of a list of iterators, max(gen, key=k): the call
             # changed something, consumed an argument or ran application
             # code; a second call would do it twice.
-            if policy.lookup(original).kind != "pure":
+            if not pure:
                 return result          # a mutator's result: an item, not a view
             tx.become_inevitable(f"a lazy result of {policy.qualified_name(original)}")
             return result
@@ -684,14 +685,12 @@ _MATERIALIZING_CALLABLES: set = {itertools.product, itertools.combinations,
                                  itertools.permutations, itertools.repeat}
 
 
-def _may_call_again(f: Any, args: tuple, kwargs: dict) -> bool:
-    """True if calling ``f`` a second time with these arguments does nothing
-    the first call did not: ``f`` is a pure reader, and every argument is a
-    plain value or a container of the standard library -- not an iterator
-    (which the first call consumed), a callable or an instance of another
-    class (application code, its ``__iter__`` or ``key``, run again)."""
-    if policy.lookup(f).kind != "pure":
-        return False
+def _may_call_again(args: tuple, kwargs: dict) -> bool:
+    """True if calling a pure reader a second time with these arguments does
+    nothing the first call did not: every argument is a plain value or a
+    container of the standard library -- not an iterator (which the first
+    call consumed), a callable or an instance of another class (application
+    code, its ``__iter__`` or ``key``, run again)."""
     for _, arg in _arguments(args, kwargs):
         kind = type(arg)
         if kind not in ATOM_TYPES and (kind.__module__ not in _REPEATABLE_MODULES
@@ -889,7 +888,7 @@ def _build_registered(tx: Transaction, klass: type, args: tuple, kwargs: dict) -
     dies with it and so does its ``__del__`` (section._finalize_now_or_after),
     as in a serial run, which never made it."""
     obj = object.__new__(klass)
-    tx.private[id(obj)] = obj
+    tx.mark_private(obj)
     klass.__init__(obj, *args, **kwargs)
     return obj
 
@@ -1033,16 +1032,9 @@ def _defaultdicts_handed_over(tx: Transaction, f: Any, args: tuple, kwargs: dict
     among them (:func:`shared_defaultdicts_behind`): C code looking up a
     missing key in one (``operator.getitem``, ``str.format_map``,
     ``map(DD.__getitem__, keys)``) inserts it."""
-    found = []
-    for arg in (f, *args, *kwargs.values()):
-        if type(arg) is BuiltinFunctionType:
-            arg = arg.__self__
-        if type(arg) is defaultdict:
-            if id(arg) not in tx.private:
-                found.append(arg)
-        elif not issubclass(type(arg), _NOT_LIBRARY_MAPPINGS):
-            found.extend(shared_defaultdicts_behind(tx, arg))
-    return found
+    return _shared_defaultdicts_among(tx, [
+        arg.__self__ if type(arg) is BuiltinFunctionType else arg
+        for arg in (f, *args, *kwargs.values())])
 
 
 #: Values that are no library mapping (the common arguments, passed over at once).
@@ -1065,17 +1057,23 @@ def shared_defaultdicts_behind(tx: Transaction, obj: Any, depth: int = 0) -> lis
     if depth > _MAPPINGS_DEPTH or issubclass(kind, type) or not has_plain_operators(kind):
         return []
     try:
-        fields = list(object.__getattribute__(obj, "__dict__").values())
+        fields = object.__getattribute__(obj, "__dict__").values()
     except (AttributeError, TypeError):      # no __dict__ (slots, C types)
         return []
+    held = [item for value in list(fields)
+            for item in (value if type(value) in (list, tuple) else (value,))]
+    return _shared_defaultdicts_among(tx, held, depth + 1)
+
+
+def _shared_defaultdicts_among(tx: Transaction, values: list, depth: int = 0) -> list:
+    """The shared defaultdicts among ``values`` and behind the library mappings among them."""
     found = []
-    for value in fields:
-        for item in (value if type(value) in (list, tuple) else (value,)):
-            if type(item) is defaultdict:
-                if id(item) not in tx.private:
-                    found.append(item)
-            elif not issubclass(type(item), _NOT_LIBRARY_MAPPINGS):
-                found.extend(shared_defaultdicts_behind(tx, item, depth + 1))
+    for value in values:
+        if type(value) is defaultdict:
+            if id(value) not in tx.private:
+                found.append(value)
+        elif not issubclass(type(value), _NOT_LIBRARY_MAPPINGS):
+            found.extend(shared_defaultdicts_behind(tx, value, depth))
     return found
 
 

@@ -792,7 +792,7 @@ class _StepsUnderW:
         self._frame = frame
         tx = CURRENT.tx
         if tx is not None:   # made by this attempt: see close()
-            tx.private[id(self)] = self
+            tx.mark_private(self)
 
     def __iter__(self) -> "_StepsUnderW":
         return self

@@ -307,6 +307,24 @@ PRUNE_PRIVATE_EVERY = 1 << 16
 #: Objects whose reference count sys.getrefcount may understate (deferred counts).
 _DEFERRED_COUNTS = (type, types.FunctionType, types.ModuleType, types.CodeType)
 
+def held_only_here(registry: dict) -> dict:
+    """Take out of ``registry`` the values nothing else refers to; returns them.
+
+    For registries that must not keep what they name alive (the objects a
+    section made, used context-variable tokens) when weak references cannot
+    be had. Classes, functions, modules and code may have deferred counts
+    on 3.13t, which ``sys.getrefcount`` understates: they stay.
+    """
+    taken = {}
+    for key in list(registry):
+        value = registry[key]
+        # (3: the registry, ``value`` and getrefcount's argument)
+        if sys.getrefcount(value) <= 3 and not issubclass(type(value), _DEFERRED_COUNTS):
+            taken[key] = registry.pop(key)
+        del value
+    return taken
+
+
 #: Transaction.made before the attempt drops its registry of what it made.
 _NONE_MADE: Mapping[int, Any] = MappingProxyType({})
 
@@ -995,8 +1013,10 @@ class Transaction:
         Only an optimization: the wait is bounded (``CLOCK_ORDER_WAIT``)
         and made without W, so it can hold nothing up for long; whatever
         order the commits then take, :meth:`check_clock_order` keeps the
-        readings serial. Waits go from later readers to earlier ones only,
-        so no two sections wait for each other.
+        readings serial. A section waits only for sections that began
+        reading clocks before it did (their turn, taken at their first
+        reading, is lower), so no two sections wait for each other, even
+        when each read one of two clocks first.
         """
         mine = self.clock_readings
         turn = _CLOCK_READERS.get(id(self), (None, None, None))[1]
@@ -1044,6 +1064,13 @@ class Transaction:
             if shadow is not None and sys.getrefcount(shadow) > _COPY_REFERENCES:
                 raise AbortSection(COPY_KEPT, inevitable=True)
 
+    def mark_private(self, obj: Any) -> None:
+        """Register ``obj`` as made by this attempt (its writes go in place)."""
+        private = self.private
+        private[id(obj)] = obj
+        if len(private) % PRUNE_PRIVATE_EVERY == 0:
+            self.prune_private()
+
     def release_private(self) -> None:
         """Drop the registry of the objects this attempt made, remembering their ids.
 
@@ -1051,14 +1078,19 @@ class Transaction:
         the attempt's own (written to its log, dropped with it if it aborts).
         """
         private, self.private = self.private, {}
-        if not private:
+        self._let_go(private)
+
+    def _let_go(self, dropped: dict[int, Any]) -> None:
+        """Drop the registered objects ``dropped``, remembering their ids:
+        those it alone kept alive die here, their finalizers the attempt's."""
+        if not dropped:
             return
         if self.made is _NONE_MADE:
             self.made = {}
-        remember_made(self.made, private)
+        remember_made(self.made, dropped)
         self.releasing_own = True
         try:
-            del private
+            dropped.clear()
         finally:
             self.releasing_own = False
 
@@ -1074,25 +1106,7 @@ class Transaction:
         :meth:`release_private`); and its id no longer names a private object
         once another thread can make one at the same address.
         """
-        private = self.private
-        dropped = {}
-        for oid in list(private):
-            obj = private[oid]
-            # (3: the registry, ``obj`` and getrefcount's argument; classes,
-            # functions and modules may have deferred counts on 3.13t)
-            if sys.getrefcount(obj) <= 3 and not issubclass(type(obj), _DEFERRED_COUNTS):
-                dropped[oid] = private.pop(oid)
-            del obj
-        if not dropped:
-            return
-        if self.made is _NONE_MADE:
-            self.made = {}
-        remember_made(self.made, dropped)
-        self.releasing_own = True
-        try:
-            dropped.clear()
-        finally:
-            self.releasing_own = False
+        self._let_go(held_only_here(self.private))
 
     def made_by(self, obj: Any) -> bool:
         """Whether this attempt made ``obj``: in its registry, or in one it dropped."""
@@ -1117,10 +1131,7 @@ class Transaction:
         so its attribute writes went to the redo log; they move onto the
         object itself, which no other thread can see yet.
         """
-        private = self.private
-        private[id(obj)] = obj
-        if len(private) % PRUNE_PRIVATE_EVERY == 0:
-            self.prune_private()
+        self.mark_private(obj)
         record = self.attrs.pop(id(obj), None)
         if record is not None:
             for name, value in record[1].items():
@@ -1288,13 +1299,13 @@ def _changed_keys(log: ContainerLog) -> tuple[list, set]:
         first = next((i for i, (a, b) in enumerate(zip(surviving, order))
                       if a is not b and a != b), len(surviving))
     tail = order[first:]
-    moved = set(tail) & set(surviving)
+    in_tail = set(tail)
+    moved = in_tail & set(surviving)
     if log.whole:
         changed = [key for index, key in enumerate(order)
                    if index >= first or key not in real or real[key] is not shadow[key]]
     else:
         # keys written in place before ``first``, then every key from it on
-        in_tail = set(tail)
         changed = [key for key in log.dirty if key in shadow and key not in in_tail] + tail
     return removed + changed, moved
 
