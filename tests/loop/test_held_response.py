@@ -37,29 +37,28 @@ def _stmlog(command: str, path: str) -> str:
                           check=True, capture_output=True, text=True).stdout
 
 
-@pytest.mark.parametrize("loop", ["per-thread", "shared"])
-def test_responses_of_aborted_attempts_are_never_sent(tmp_path, loop) -> None:
+def _book_under_forced_aborts(tmp_path, path: str, *serve_args: str):
+    """Serve the booking app on 2 threads with forced aborts and book REQUESTS
+    seats at ``path``; checks the answers and the final state, and returns
+    (holders, answers, the server's output, the PYPYSTM log's path)."""
     log_path = str(tmp_path / "booking.pypystm")
     server = start_stm_server("booking_app:make_app", str(tmp_path), "--threads", "2",
-                              "--loop", loop, "--log", log_path, probe="/state",
+                              *serve_args, "--log", log_path, probe="/state",
                               env=FORCED_ABORTS)
+    holders = [f"guest-{i}" for i in range(REQUESTS)]
     try:
-        responses = asyncio.run(book_concurrently(
-            server.port, [f"guest-{i}" for i in range(REQUESTS)]))
+        responses = asyncio.run(book_concurrently(server.port, holders, path=path))
         state = server_state(server.port)
     finally:
         assert server.stop() == 0, server.output_tail()
     codes = Counter(r.code for r in responses)
     assert codes == {200: booking_app.CAPACITY, 409: REQUESTS - booking_app.CAPACITY}, \
         f"{codes}\nserver errors:\n{server.errors()}"
-    bodies = [json.loads(r.body) for r in responses]       # one whole JSON answer each
-    assert sorted(b["seat"] for b in bodies if "seat" in b) == list(range(booking_app.CAPACITY))
-    assert all(b == {"error": "sold out"} for b in bodies if "seat" not in b)
     assert state["booked"] == booking_app.CAPACITY
-    # 409s are logged at WARNING: one line per answer, none for an aborted attempt.
-    output = open(server.output_path).read()
-    assert output.count("409 POST /book") == codes[409], output[-2000:]
+    return holders, responses, open(server.output_path).read(), log_path
 
+
+def _assert_aborted_and_only_the_factory_inevitable(log_path: str) -> None:
     report = json.loads(_stmlog("report", log_path))
     assert report["transactions"]["aborted"] > 0, report["transactions"]
     # Only the app factory, run once before serving, is inevitable.
@@ -68,29 +67,25 @@ def test_responses_of_aborted_attempts_are_never_sent(tmp_path, loop) -> None:
     assert len(inevitable) == 1 and "in make_app" in inevitable[0], inevitable[:5]
 
 
+@pytest.mark.parametrize("loop", ["per-thread", "shared"])
+def test_responses_of_aborted_attempts_are_never_sent(tmp_path, loop) -> None:
+    _, responses, output, log_path = _book_under_forced_aborts(tmp_path, "/book", "--loop", loop)
+    bodies = [json.loads(r.body) for r in responses]       # one whole JSON answer each
+    assert sorted(b["seat"] for b in bodies if "seat" in b) == list(range(booking_app.CAPACITY))
+    assert all(b == {"error": "sold out"} for b in bodies if "seat" not in b)
+    # 409s are logged at WARNING: one line per answer, none for an aborted attempt.
+    refused = REQUESTS - booking_app.CAPACITY
+    assert output.count("409 POST /book") == refused, output[-2000:]
+    _assert_aborted_and_only_the_factory_inevitable(log_path)
+
+
 def test_a_logged_http_error_is_logged_once_at_the_commit_without_inevitability(tmp_path) -> None:
     """``raise HTTPError(409, "no seat for %s", holder)``: Tornado's warning
     line waits for the commit with the response (an aborted attempt logs
     nothing), and the section stays optimistic."""
-    log_path = str(tmp_path / "booking.pypystm")
-    server = start_stm_server("booking_app:make_app", str(tmp_path), "--threads", "2",
-                              "--log", log_path, probe="/state", env=FORCED_ABORTS)
-    holders = [f"guest-{i}" for i in range(REQUESTS)]
-    try:
-        responses = asyncio.run(book_concurrently(server.port, holders, path="/book-or-raise"))
-        state = server_state(server.port)
-    finally:
-        assert server.stop() == 0, server.output_tail()
-    codes = Counter(r.code for r in responses)
-    assert codes == {200: booking_app.CAPACITY, 409: REQUESTS - booking_app.CAPACITY}, \
-        f"{codes}\nserver errors:\n{server.errors()}"
-    assert state["booked"] == booking_app.CAPACITY
-    output = open(server.output_path).read()
-    refused = {holder for holder in holders if f"no seat for {holder}\n" in output}
-    assert len(refused) == codes[409], output[-2000:]
-    assert output.count(": no seat for ") == codes[409], output[-2000:]
-    report = json.loads(_stmlog("report", log_path))
-    assert report["transactions"]["aborted"] > 0, report["transactions"]
-    inevitable = [line for line in _stmlog("dump", log_path).splitlines()
-                  if "STM_BECOME_INEVITABLE" in line]
-    assert len(inevitable) == 1 and "in make_app" in inevitable[0], inevitable[:5]
+    holders, _, output, log_path = _book_under_forced_aborts(tmp_path, "/book-or-raise")
+    refused = REQUESTS - booking_app.CAPACITY
+    assert len({holder for holder in holders if f"no seat for {holder}\n" in output}) \
+        == refused, output[-2000:]
+    assert output.count(": no seat for ") == refused, output[-2000:]
+    _assert_aborted_and_only_the_factory_inevitable(log_path)
