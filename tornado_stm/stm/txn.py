@@ -1158,6 +1158,9 @@ class Transaction:
         self.attrs = {}
         self.containers = {}
         self.private = {}
+        # As at a commit (section._end): what refers back to the transaction
+        # goes, so the attempt's objects die by reference count.
+        self.held_response = self.subject = None
         self.drop_clock_readings()
 
     def drop_clock_readings(self) -> None:
