@@ -40,6 +40,7 @@ import random
 import sys
 import threading
 import time
+import traceback
 import weakref
 from collections import deque
 from types import TracebackType
@@ -158,16 +159,47 @@ def run_deferred_finalizers() -> None:
         try:
             action()
         except Exception:      # as Python does with an exception raised by a finalizer
-            sys.unraisablehook(_Unraisable(sys.exc_info(), shown_as))
+            report_unraisable(sys.exc_info(), shown_as)
 
 
 class _Unraisable:
-    """What ``sys.unraisablehook`` expects: an exception from a finalizer."""
+    """What an application's ``sys.unraisablehook`` gets: an exception from a finalizer."""
 
-    def __init__(self, info: tuple, obj: Any) -> None:
+    def __init__(self, info: tuple, obj: Any, err_msg: str = "Exception ignored in") -> None:
         self.exc_type, self.exc_value, self.exc_traceback = info
-        self.err_msg = "Exception ignored in"
+        self.err_msg = err_msg
         self.object = obj
+
+
+def report_unraisable(info: tuple, obj: Any) -> None:
+    """Report a finalizer's exception as CPython does, through ``sys.unraisablehook``.
+
+    CPython's own hook accepts only the ``UnraisableHookArgs`` it makes
+    itself, so its report is written here; an application's hook gets
+    the same fields. Nothing a hook raises escapes (CPython reports it).
+    """
+    hook = sys.unraisablehook
+    try:
+        if hook is not sys.__unraisablehook__:
+            hook(_Unraisable(info, obj))
+            return
+    except Exception:
+        info, obj = sys.exc_info(), hook
+        _write_unraisable(info, obj, "Exception ignored in sys.unraisablehook")
+        return
+    _write_unraisable(info, obj, "Exception ignored in")
+
+
+def _write_unraisable(info: tuple, obj: Any, err_msg: str) -> None:
+    stream = sys.stderr
+    if stream is None:
+        return
+    try:
+        stream.write(f"{err_msg}: {obj!r}\n")
+    except Exception:
+        stream.write(f"{err_msg}: <object repr() failed>\n")
+    traceback.print_exception(*info, file=stream)
+    stream.flush()
 
 
 def _end(tx: Transaction) -> None:
@@ -228,6 +260,10 @@ def _after_abort(tx: Transaction, abort: AbortSection,
     try:
         (raised or abort).__traceback__ = None
         tx.discard()
+        # What those finalizers made in the sink is the aborted attempt's
+        # too: it dies here, its own finalizers' writes dropped, not later
+        # as sections of their own that would commit.
+        sink.release_private()
     finally:
         CURRENT.tx = None
         sink.drop_clock_readings()
@@ -438,6 +474,17 @@ def _finalize_now_or_after(action: Callable[[], Any], shown_as: Any, obj: Any = 
             # a weakref callback, where CPython reports it as unraisable.
             if tx.doomed is None:
                 tx.doomed = abort
+            elif abort is tx.doomed:
+                # (one instance raised again and again, _DROPPED among them:
+                # its traceback would keep the frames and their objects alive)
+                abort.__traceback__ = None
+            return None
+        except Exception:
+            # Reported as CPython would, once the attempt commits: an attempt
+            # that aborts (or one already aborted, whose objects die in the
+            # sink) never ran its finalizer in any serial run.
+            if tx.doomed is None:
+                tx.defer(functools.partial(report_unraisable, sys.exc_info(), shown_as))
             return None
     _finalizers.pending.append((action, shown_as))
     return None

@@ -1075,10 +1075,12 @@ class Transaction:
         """Drop the registry of the objects this attempt made, remembering their ids.
 
         Those only the registry kept alive die here, and their finalizers are
-        the attempt's own (written to its log, dropped with it if it aborts).
+        the attempt's own (written to its log, dropped with it if it aborts);
+        so are the objects those finalizers make, dropped in turn.
         """
-        private, self.private = self.private, {}
-        self._let_go(private)
+        while self.private:
+            private, self.private = self.private, {}
+            self._let_go(private)
 
     def _let_go(self, dropped: dict[int, Any]) -> None:
         """Drop the registered objects ``dropped``, remembering their ids:
