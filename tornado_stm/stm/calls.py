@@ -52,7 +52,7 @@ from tornado_stm.stm.reach import (ATOM_TYPES, FRAME_TYPES, HEAP_TYPE, HOLDING_I
                                    IMMUTABLE_HOLDERS, attribute_names, bound_self, held_items,
                                    direct_call_reaching, direct_container_call)
 from tornado_stm.stm.txn import (BARRIERS_ABOVE, CONTAINER_TYPES, VERSIONS, Transaction, current,
-                                 direct_write, hold, hold_lookups_in_place)
+                                 direct_write, hold, hold_lookups_in_place, is_finalized)
 from tornado_stm.stm.versions import RESHAPE_STRIPE, stripe_of_key, stripe_of_object
 from tornado_stm.stm.worldlock import WORLD_LOCK
 
@@ -461,11 +461,17 @@ def _fresh(tx: Transaction, rule: policy.CallPolicy, result: Any, args: tuple = 
     object_hook=find)``, ``copy.copy(obj)`` with a ``__reduce__`` of the
     application's): that code may hand back an object others share."""
     if rule.fresh and type(result) not in IMMUTABLE_TYPES \
-            and not any(result is arg for arg in args) \
-            and not any(map(_may_hand_back_shared, args)) \
-            and not (kwargs and any(map(_may_hand_back_shared, kwargs.values()))):
-        tx.adopt(result)
+            and not any(result is arg for arg in args):
+        if not any(map(_may_hand_back_shared, args)) \
+                and not (kwargs and any(map(_may_hand_back_shared, kwargs.values()))):
+            tx.adopt(result)
+        elif is_finalized(type(result)):
+            # (copy.copy of an application object: maybe not new, so not
+            # private; but if new, its finalizer is this attempt's)
+            tx.note_made(result)
     return result
+
+
 
 
 def _may_hand_back_shared(arg: Any) -> bool:

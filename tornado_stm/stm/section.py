@@ -53,7 +53,8 @@ from tornado_stm.stm.registry import INSTRUMENTED_CODES, application_frame, is_e
 from tornado_stm.stm.settings import count_from_environment
 from tornado_stm.stm.stats import for_current_thread
 from tornado_stm.stm.txn import (BARRIERS_CHECK_STEPS, MODULE_BODY, AbortSection, Transaction,
-                                 CURRENT, enter_clocks_read_in_place, release_held)
+                                 CURRENT, enter_clocks_read_in_place, note_if_built_here,
+                                 release_held)
 from tornado_stm.stm.worldlock import WORLD_LOCK
 
 #: Aborts of one section after which it runs inevitably (guaranteed progress);
@@ -376,6 +377,10 @@ def entry(fn: F) -> F:
     def section_entry(*args: Any, **kwargs: Any) -> Any:
         tx = CURRENT.tx
         if tx is not None:
+            # (the C call barrier and entry_target need ``fn`` to be this
+            # wrapper's one closure cell: nothing else is captured)
+            if args and fn.__name__ == "__init__" and not tx.inevitable:
+                note_if_built_here(tx, args[0])
             # Called back by library code inside a section. Run in place, the
             # library may change what it gets back, and (library Python, not
             # sorted's C calling a key function) what the callback put into

@@ -355,6 +355,36 @@ def remember_made(made: dict[int, Any], private: Mapping[int, Any]) -> None:
             made[oid] = None
 
 
+#: type -> whether its instances have a ``__del__``.
+_FINALIZED: dict[type, bool] = {}
+
+
+def is_finalized(kind: type) -> bool:
+    """Whether instances of ``kind`` have a ``__del__`` (cached per type)."""
+    answer = _FINALIZED.get(kind)
+    if answer is None:
+        answer = _FINALIZED[kind] = getattr(kind, "__del__", None) is not None
+    return answer
+
+
+def note_if_built_here(tx: "Transaction", obj: Any) -> None:
+    """An instrumented ``__init__`` starts on ``obj`` inside an optimistic section.
+
+    When C code built the object (``map(Cls, ...)``, ``itertools.starmap``),
+    the call barrier never saw the class called: an object of a class with
+    a ``__del__`` and nothing in its ``__dict__`` yet is taken as made by
+    this attempt, so that its finalizer goes with the attempt if it aborts.
+    """
+    if not is_finalized(type(obj)) or tx.made_by(obj) or id(obj) in tx.attrs:
+        return
+    try:
+        state = object.__getattribute__(obj, "__dict__")
+    except AttributeError:
+        return
+    if not state:
+        tx.note_made(obj)
+
+
 class Transaction:
     """One attempt of one atomic section; see the module docstring."""
 
@@ -879,8 +909,17 @@ class Transaction:
             # may write, and so mark, while the dict is being copied.
             markers, self.write_markers = self.write_markers, {}
             _writer_markers.update(markers)
-        self.attrs = {}
-        self.containers = {}
+        # Dropped as part of the publication: what only the log kept alive
+        # (an object the section made where the barriers could not register
+        # it) dies here, and its finalizer waits for the section's end
+        # rather than write into a log already published.
+        self.publishing = True
+        try:
+            obj = names = log = written = None   # (this frame's own references too)
+            self.attrs = {}
+            self.containers = {}
+        finally:
+            self.publishing = False
 
     def commit(self) -> None:
         if self.doomed is not None:
@@ -1109,6 +1148,18 @@ class Transaction:
         once another thread can make one at the same address.
         """
         self._let_go(held_only_here(self.private))
+
+    def note_made(self, obj: Any) -> None:
+        """Record that this attempt made ``obj``, for its finalizer's sake only.
+
+        For an object with a ``__del__`` made where the barriers could not
+        register it (by C code calling its class, by a library copying one):
+        if the attempt aborts, it dies with the attempt. It stays shared
+        otherwise: its writes still go to the log.
+        """
+        if self.made is _NONE_MADE:
+            self.made = {}
+        remember_made(self.made, {id(obj): obj})
 
     def made_by(self, obj: Any) -> bool:
         """Whether this attempt made ``obj``: in its registry, or in one it dropped."""
