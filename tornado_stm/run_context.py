@@ -54,6 +54,21 @@ class _Worker(threading.local):
     run: Optional["RunContext"] = None
     #: The generation of the run's values this thread's context has.
     generation = -1
+    #: The run's values as this worker last brought them in: variable -> value.
+    seen: dict = {}
+    #: What ``_HOME`` holds in this worker's own context (not in a copy of it).
+    home: object = None
+
+
+#: Tells a worker's own context from another one current on its thread: a
+#: copy (``copy_context().run(job)``) gets a marker of its own, and a new
+#: ``Context()``, or a thread's, has none. Only calls in the worker's own
+#: context change the run's context, as the serial run's one context.
+_HOME: contextvars.ContextVar[object] = contextvars.ContextVar("tornado_stm.run_context.home")
+
+
+def _at_home() -> bool:
+    return _HOME.get(None) is _worker.home
 
 
 _worker = _Worker()
@@ -89,6 +104,8 @@ class RunContext:
         def run_in_context() -> Any:
             _worker.run = self
             _worker.generation = 0
+            _worker.seen = dict(self.base.items())
+            _worker.home = context.run(_mark_home)
             try:
                 return context.run(work)
             finally:
@@ -96,33 +113,52 @@ class RunContext:
         return run_in_context
 
     def bring_up_to_date(self) -> None:
-        """Give this worker's context the run's values, if they changed since it last looked."""
+        """Give this worker's context what the run's changed since it last looked.
+
+        A variable the running call changed here meanwhile in plain code (a
+        ``decimal.localcontext()`` block it is inside) keeps its value: the
+        calls that changed the run's came before this one in the serial order.
+        """
         if _worker.generation == self.generation:
             return
         with self._lock:
             values, generation = list(self.values.items()), self.generation
+        seen = _worker.seen
         for variable, value in values:
-            if variable.get(_MISSING) is not value:
+            before = seen.get(variable, _MISSING)
+            if before is value:
+                continue
+            if variable.get(_MISSING) is before:
                 variable.set(value)
+            seen[variable] = value
         _worker.generation = generation
 
-    def take_changes(self) -> None:
-        """What this worker's context holds now becomes the run's (in the serial order)."""
-        now = dict(contextvars.copy_context().items())
+    def take_changes(self, before: contextvars.Context) -> None:
+        """What one call changed in this worker's context becomes the run's (in the serial order).
+
+        ``before`` is the context as it was just before the call: only what
+        the call itself changed is handed on, not the state of a block the
+        call is inside (``localcontext()`` sets the decimal context in C).
+        """
+        now = contextvars.copy_context()
         changed = {variable: value for variable, value in now.items()
-                   if self.values.get(variable, _MISSING) is not value}
-        for variable in self.values.keys() - now.keys():
+                   if before.get(variable, _MISSING) is not value}
+        here = dict(changed)
+        for variable in [variable for variable in before.keys() if variable not in now]:
             # reset to no value (a token made on this worker): the other
             # workers cannot unset it, but can give it its default, which
             # is what get() then answers
             default = _default_of(variable)
-            if default is not _MISSING and self.values[variable] is not default:
+            if default is not _MISSING and self.values.get(variable, _MISSING) is not default:
                 changed[variable] = default
+                here[variable] = _MISSING
         if changed:
             with self._lock:
                 self.values.update(changed)
+                _worker.seen.update(here)
                 self.generation += 1
-                _worker.generation = self.generation
+                if _worker.generation == self.generation - 1:
+                    _worker.generation = self.generation
 
     def hand_back(self) -> None:
         """``run()`` is over: the caller's context as the serial run would leave it."""
@@ -132,6 +168,12 @@ class RunContext:
 
 
 _MISSING = object()
+
+
+def _mark_home() -> object:
+    marker = object()
+    _HOME.set(marker)
+    return marker
 
 
 def bring_up_to_date() -> None:
@@ -145,33 +187,39 @@ def _context_call(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) 
     """The call policy of what reads or changes the context (``CONTEXT_FUNCTIONS``)."""
     if tx is not None:
         tx.become_inevitable(f"call to {policy.qualified_name(f)}")
-    call = _token_call(f)
     run = _worker.run
     if tx is None or run is None:     # (outside a run: a request's own context)
-        return call(f, args, kwargs)
+        return _token_call(f)(f, args, kwargs)
+    if not _at_home():
+        # (in a copy of the context or a new one: its own, as in a serial run)
+        return _copy_call(f, args, kwargs)
     run.bring_up_to_date()
+    before = contextvars.copy_context()
     try:
-        return call(f, args, kwargs)
+        return _token_call(f)(f, args, kwargs)
     finally:
-        run.take_changes()
+        run.take_changes(before)
 
 
-def _plain_call(f: Any, args: tuple, kwargs: dict) -> Any:
-    return f(*args, **kwargs)
+def _copy_call(f: Any, args: tuple, kwargs: dict) -> Any:
+    """``f`` as Python makes it; a copy of the context gets a home marker of its own."""
+    result = f(*args, **kwargs)
+    if f is contextvars.copy_context:
+        result.run(_mark_home)
+    return result
 
 
 def _set_keeping_the_token(f: Any, args: tuple, kwargs: dict) -> Any:
-    """``var.set(value)``: the token's id is remembered, for a reset from another context.
+    """``var.set(value)``: the token is remembered, for a reset from another context.
 
-    Only the id: the token holds the value it replaced, and a program that
+    Held while the application holds it (an id alone is soon another
+    token's): the token holds the value it replaced, and a program that
     sets a variable per call without resetting it (a request's context)
     must not keep every old value alive.
     """
     token = f(*args, **kwargs)
     with _tokens_lock:       # (request code on several loops may set variables at once)
-        if len(_TOKENS) >= _TOKENS_KEPT:
-            del _TOKENS[next(iter(_TOKENS))]        # the oldest: never reset
-        _TOKENS[id(token)] = token.var
+        _keep(_TOKENS, token)
     return token
 
 
@@ -187,16 +235,17 @@ def _reset_as_in_one_context(f: Any, args: tuple, kwargs: dict) -> Any:
     default (a variable without a default, reset to no value, is still
     refused: docs/semantics.md, limit 1).
     """
+    token = args[0] if args else kwargs.get("token")
+    if type(token) is contextvars.Token and _USED_TOKENS.get(id(token)) is token:
+        # (reset here already, where Python's own record says it was not)
+        raise RuntimeError(f"{token!r} has already been used once")
     try:
-        return f(*args, **kwargs)
+        result = f(*args, **kwargs)
     except ValueError:
         variable = getattr(f, "__self__", None)
-        token = args[0] if args else kwargs.get("token")
         if type(token) is not contextvars.Token:
             raise
-        if _USED_TOKENS.get(id(token)) is token:        # (Python checks this first)
-            raise RuntimeError(f"{token!r} has already been used once") from None
-        if token.var is not variable or _TOKENS.get(id(token)) is not variable:
+        if token.var is not variable or _TOKENS.get(id(token)) is not token:
             raise
         old = token.old_value
         if old is contextvars.Token.MISSING:
@@ -205,34 +254,42 @@ def _reset_as_in_one_context(f: Any, args: tuple, kwargs: dict) -> Any:
                 raise
         with _tokens_lock:
             _TOKENS.pop(id(token), None)
-            _remember_used(token)
+            _keep(_USED_TOKENS, token)
         variable.set(old)
         return None
+    if type(token) is contextvars.Token and _TOKENS.get(id(token)) is token:
+        # Reset by the context that made it: other workers' copies must
+        # refuse it from now on, as Python's own record does here.
+        with _tokens_lock:
+            _TOKENS.pop(id(token), None)
+            _keep(_USED_TOKENS, token)
+    return result
 
 
-def _remember_used(token: contextvars.Token) -> None:
-    """Keep ``token`` as used, for as long as the application keeps it (caller holds _tokens_lock).
+def _keep(registry: dict[int, contextvars.Token], token: contextvars.Token) -> None:
+    """Put ``token`` in ``registry`` for as long as the application keeps it
+    (the caller holds _tokens_lock).
 
     Held, not by id: a token that dies leaves its address to the next
-    one. Those only this registry still holds go as it doubles in size
+    one. Those only the registry still holds go as it doubles in size
     (tokens take no weak references).
     """
-    global _used_tokens_limit
-    if len(_USED_TOKENS) >= _used_tokens_limit:
-        held_only_here(_USED_TOKENS).clear()
-        _used_tokens_limit = max(_USED_TOKENS_FIRST_LIMIT, 2 * len(_USED_TOKENS))
-    _USED_TOKENS[id(token)] = token
+    if len(registry) >= _limits.get(id(registry), _TOKENS_FIRST_LIMIT):
+        held_only_here(registry).clear()
+        _limits[id(registry)] = max(_TOKENS_FIRST_LIMIT, 2 * len(registry))
+    registry[id(token)] = token
 
 
 def _token_call(f: Any) -> Callable[[Any, tuple, dict], Any]:
-    """How to make the call ``f``: ``ContextVar.set`` and ``reset`` keep the
-    meaning tokens have in a serial run's single context."""
+    """How to make the call ``f`` in the worker's own context: ``ContextVar.set``
+    and ``reset`` keep the meaning tokens have in a serial run's single
+    context, and a copy of the context is told from the worker's own."""
     if type(getattr(f, "__self__", None)) is contextvars.ContextVar:
         if f.__name__ == "set":
             return _set_keeping_the_token
         if f.__name__ == "reset":
             return _reset_as_in_one_context
-    return _plain_call
+    return _copy_call
 
 
 def _default_of(variable: contextvars.ContextVar) -> Any:
@@ -248,13 +305,12 @@ def _value_or_missing(variable: contextvars.ContextVar) -> Any:
         return _MISSING
 
 
-#: Tokens made through the policy, until reset: id -> the token's variable (the
-#: oldest go past the cap). An id outlives its token, and another token may get
-#: it: then it must also be of the same variable to be reset here.
-_TOKENS: dict[int, contextvars.ContextVar] = {}
+#: Tokens made through the policy in a worker's own context, until reset
+#: (by id; held while the application holds them: _keep).
+_TOKENS: dict[int, contextvars.Token] = {}
 #: Tokens reset here, while the application holds them: a second reset is refused.
 _USED_TOKENS: dict[int, contextvars.Token] = {}
 _tokens_lock = threading.Lock()
-_USED_TOKENS_FIRST_LIMIT = 64
-_used_tokens_limit = _USED_TOKENS_FIRST_LIMIT
-_TOKENS_KEPT = 100_000
+#: id(registry) -> its size at which the tokens only it holds are let go.
+_limits: dict[int, int] = {}
+_TOKENS_FIRST_LIMIT = 64

@@ -5,7 +5,7 @@ Serial invariant: at most two payloads (the current one and the one the var
 held before) are alive at a time: peak RSS grows by a few MB, whatever the
 number of calls (we allow 60 MB over the start).
 Attacks: run_context._set_keeping_the_token (round 21's J6 fix) keeps EVERY
-token made by ContextVar.set in the module dict _TOKENS (up to 100,000 of them)
+token made by ContextVar.set in the module dict _TOKENS (then up to 100,000 of them)
 until it is reset; a token holds its old_value, i.e. the previous payload:
 none of them is ever freed -- a memory blow-up no serial run has.
 """
