@@ -172,3 +172,29 @@ def test_the_wait_for_an_earlier_clock_reader_is_bounded() -> None:
     readings = [reading for _, reading in clocks.READINGS]
     assert readings == sorted(readings)
     assert stm.stats()["aborts_by_cause"].get(CLOCK_READ_OUT_OF_ORDER, 0) >= 1
+
+
+def test_a_reader_overtaken_once_is_waited_for_to_its_end() -> None:
+    """The first reader, overtaken by the second after the bounded wait,
+    aborts and reads the clock anew; stopped again, it is not overtaken a
+    second time: a third reader waits past CLOCK_ORDER_WAIT for it to end
+    (a long search would otherwise lose every retry, round 23's E)."""
+    clocks, (first, first_holder), (second, second_holder) = _clock_readers()
+    second.join(CLOCK_ORDER_WAIT + 10)
+    assert not second.is_alive() and second_holder == {"result": None}
+    first_gate = helpers._gate
+    helpers.arm()                              # the retry stops at a new gate
+    first_gate.set()
+    assert helpers.wait_until_paused()         # the first's retry, stopped
+    third, third_holder = _in_thread(clocks.read_and_record)
+    third.join(CLOCK_ORDER_WAIT * 4)
+    assert third.is_alive()                    # waiting for the overtaken reader
+    helpers.release()
+    first.join(30)
+    third.join(30)
+    assert first_holder == {"result": None} and third_holder == {"result": None}
+    readings = [reading for _, reading in clocks.READINGS]
+    assert readings == sorted(readings)
+    if not faults.ENABLED:
+        assert [who for who, _ in clocks.READINGS] == ["second", "first", "second"]
+        assert stm.stats()["aborts_by_cause"].get(CLOCK_READ_OUT_OF_ORDER, 0) == 1

@@ -52,9 +52,9 @@ from tornado_stm.stm.reach import ATOM_TYPES, hold_handed_back
 from tornado_stm.stm.registry import INSTRUMENTED_CODES, application_frame, is_engine_code
 from tornado_stm.stm.settings import count_from_environment
 from tornado_stm.stm.stats import for_current_thread
-from tornado_stm.stm.txn import (BARRIERS_CHECK_STEPS, MODULE_BODY, AbortSection, Transaction,
-                                 CURRENT, enter_clocks_read_in_place, note_if_built_here,
-                                 release_held)
+from tornado_stm.stm.txn import (BARRIERS_CHECK_STEPS, CLOCK_READ_OUT_OF_ORDER, CURRENT,
+                                 MODULE_BODY, AbortSection, Transaction,
+                                 enter_clocks_read_in_place, note_if_built_here, release_held)
 from tornado_stm.stm.worldlock import WORLD_LOCK
 
 #: Aborts of one section after which it runs inevitably (guaranteed progress);
@@ -83,8 +83,10 @@ def run_section(fn: Callable[..., Any], args: tuple = (), kwargs: dict | None = 
     entered_with_w = WORLD_LOCK.held_by_current_thread()
     token = WORLD_LOCK.suspend() if entered_with_w else None
     aborts = 0
+    overtaken = False
     while True:
         tx = Transaction(stats, entered_with_w, token)
+        tx.clock_priority = overtaken
         if args:
             tx.subject = args[0]
         CURRENT.tx = tx
@@ -98,6 +100,7 @@ def run_section(fn: Callable[..., Any], args: tuple = (), kwargs: dict | None = 
             tx.commit()
         except AbortSection as abort:
             aborts += 1
+            overtaken = overtaken or abort.cause == CLOCK_READ_OUT_OF_ORDER
             token = _after_abort(tx, abort)
             if abort.inevitable:
                 inevitable = abort.cause          # it cannot run optimistically
@@ -115,6 +118,7 @@ def run_section(fn: Callable[..., Any], args: tuple = (), kwargs: dict | None = 
                 CURRENT.tx = None
             except AbortSection as abort:
                 aborts += 1
+                overtaken = overtaken or abort.cause == CLOCK_READ_OUT_OF_ORDER
                 if abort.inevitable:
                     token = _after_abort(tx, abort, exc)
                     inevitable = abort.cause

@@ -391,7 +391,7 @@ class Transaction:
     __slots__ = ("rv", "reads", "private", "attrs", "containers", "inevitable", "doomed",
                  "stats", "entered_with_w", "token", "has_w", "read_count", "write_markers",
                  "after_commit", "on_abort", "made", "releasing_own", "publishing",
-                 "held_response", "subject", "clock_readings")
+                 "held_response", "subject", "clock_readings", "clock_priority")
 
     def __init__(self, stats: ThreadStats, entered_with_w: bool, token: Optional[list]) -> None:
         self.rv = CLOCK[0]
@@ -436,6 +436,9 @@ class Transaction:
         #: clock function -> [lowest, highest] reading this attempt made
         #: before it held W (read_clock), or None: most sections read no clock.
         self.clock_readings: Optional[dict[Any, list]] = None
+        #: A retry of a section a later clock reader overtook (a long one):
+        #: later readers wait for it to end instead of overtaking it again.
+        self.clock_priority = False
 
     # -- consistency ------------------------------------------------------
 
@@ -1065,14 +1068,22 @@ class Transaction:
         deadline = now + CLOCK_ORDER_WAIT
         # (a reader running for longer than this is not waited for: a long
         # search, or one some future path failed to take back)
-        too_old = now - _CLOCK_READER_STALE
         with _clock_readers_changed:
-            while any(other_turn < turn and since > too_old
-                      and _read_earlier(other.clock_readings, mine)
-                      for other, other_turn, since in _CLOCK_READERS.values()):
+            while True:
+                too_old = time.perf_counter() - _CLOCK_READER_STALE
+                earlier = [other for other, other_turn, since in _CLOCK_READERS.values()
+                           if other_turn < turn and since > too_old
+                           and _read_earlier(other.clock_readings, mine)]
+                if not earlier:
+                    return
                 left = deadline - time.perf_counter()
                 if left <= 0:
-                    return
+                    # Overtaken once, a long section would be overtaken on
+                    # every retry (each reads the clock anew) until it runs
+                    # inevitably: an overtaken one is waited for to its end.
+                    if not any(other.clock_priority for other in earlier):
+                        return
+                    left = _CLOCK_READERS_POLL
                 # Woken when a reader ends; the timeout also notices one
                 # whose first reading was not yet recorded when we looked.
                 _clock_readers_changed.wait(min(left, _CLOCK_READERS_POLL))
