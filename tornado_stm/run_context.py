@@ -25,11 +25,20 @@ A token made by ``var.set()`` in one worker's copy is refused by Python's
 ``reset`` in another copy; a token made through the policy is reset there
 as the serial run's single context would (:func:`_reset_as_in_one_context`).
 
-What is still weaker than a serial run (docs/semantics.md, limit 1): an
-optimistic section that reads a context variable in plain code may read
-it as the run had it when the section started, and a variable without a
-default reset to "no value" by a call keeps its last value for the calls
-on other workers.
+Plain code (decimal arithmetic) reads the worker's context: each change
+of the run's bumps ``RunContext.generation``, which every queued call
+reads through the barriers at its start (:func:`read_in_section`), so a
+call that began before a change and would commit after it runs again.
+Each worker has its own copy of a ``decimal.Context``; a call handed its
+context by ``decimal.getcontext()`` may change it in place, which is
+handed on as the call commits (:func:`take_decimal_changes`). Only calls
+made in the worker's own context change the run's (``_HOME``), and only
+by what they changed.
+
+What is still weaker than a serial run (docs/semantics.md, limit 1): a
+variable without a default reset to "no value" by a call keeps its last
+value for the calls on other workers; tokens the script's top-level code
+makes or resets are unseen.
 """
 
 from __future__ import annotations
@@ -39,8 +48,8 @@ import decimal
 import threading
 from typing import Any, Callable, Optional
 
-from tornado_stm.stm import policy
-from tornado_stm.stm.txn import Transaction, held_only_here
+from tornado_stm.stm import barriers, policy
+from tornado_stm.stm.txn import AT_INEVITABLE_COMMIT, CURRENT, Transaction, held_only_here
 
 #: What reads or changes the calling thread's context.
 CONTEXT_FUNCTIONS = (
@@ -58,6 +67,10 @@ class _Worker(threading.local):
     seen: dict = {}
     #: What ``_HOME`` holds in this worker's own context (not in a copy of it).
     home: object = None
+    #: variable -> the worker's own copy of the run's ``decimal.Context``.
+    own_copies: dict = {}
+    #: A call on this worker was handed its decimal context (it may change it in place).
+    decimal_handed_out = False
 
 
 #: Tells a worker's own context from another one current on its thread: a
@@ -84,6 +97,7 @@ def install() -> None:
         if not _installed:
             for function in CONTEXT_FUNCTIONS:
                 policy.register_special(function, _context_call)
+            AT_INEVITABLE_COMMIT.append(take_decimal_changes)
             _installed = True
 
 
@@ -94,6 +108,9 @@ class RunContext:
         install()
         self.base = contextvars.copy_context()
         self.values: dict[contextvars.ContextVar, Any] = dict(self.base.items())
+        #: Grows with each change of ``values``; sections read and write it
+        #: through the barriers, so that a call that began before a change
+        #: and would commit after it aborts, and runs again with the change.
         self.generation = 0
         self._lock = threading.Lock()
 
@@ -105,7 +122,9 @@ class RunContext:
             _worker.run = self
             _worker.generation = 0
             _worker.seen = dict(self.base.items())
+            _worker.own_copies = {}
             _worker.home = context.run(_mark_home)
+            context.run(_copy_decimal_contexts)
             try:
                 return context.run(work)
             finally:
@@ -123,13 +142,13 @@ class RunContext:
             return
         with self._lock:
             values, generation = list(self.values.items()), self.generation
-        seen = _worker.seen
+        seen, own = _worker.seen, _worker.own_copies
         for variable, value in values:
             before = seen.get(variable, _MISSING)
             if before is value:
                 continue
-            if variable.get(_MISSING) is before:
-                variable.set(value)
+            if variable.get(_MISSING) is own.get(variable, before):
+                _install(variable, value)
             seen[variable] = value
         _worker.generation = generation
 
@@ -152,11 +171,35 @@ class RunContext:
             if default is not _MISSING and self.values.get(variable, _MISSING) is not default:
                 changed[variable] = default
                 here[variable] = _MISSING
+        self._hand_on(changed, here)
+
+    def take_decimal_changes(self) -> None:
+        """A call that was handed its decimal context ends (inevitable, under W):
+        a change it made in place (``getcontext().prec = 4``) becomes the run's."""
+        changed = {}
+        for variable, mine in _worker.own_copies.items():
+            if variable.get(_MISSING) is mine and \
+                    _decimal_state(mine) != _decimal_state(self.values.get(variable)):
+                changed[variable] = mine
+        self._hand_on(changed, dict(changed))
+
+    def _hand_on(self, changed: dict, here: dict) -> None:
+        """``changed`` (variable -> value) becomes the run's; ``here`` is what
+        this worker's context holds for them (_MISSING: no value)."""
         if changed:
+            # A decimal context is changed in place: each worker has a copy
+            # of its own, and the run keeps one no worker holds.
+            changed = {variable: value.copy() if type(value) is decimal.Context else value
+                       for variable, value in changed.items()}
             with self._lock:
                 self.values.update(changed)
-                _worker.seen.update(here)
-                self.generation += 1
+                _worker.seen.update(changed)
+                for variable, value in here.items():
+                    if type(value) is decimal.Context:
+                        _worker.own_copies[variable] = value
+                    else:
+                        _worker.own_copies.pop(variable, None)
+                barriers.set_attr(CURRENT.tx, self, "generation", self.generation + 1)
                 if _worker.generation == self.generation - 1:
                     _worker.generation = self.generation
 
@@ -174,6 +217,48 @@ def _mark_home() -> object:
     marker = object()
     _HOME.set(marker)
     return marker
+
+
+def _install(variable: contextvars.ContextVar, value: Any) -> None:
+    """Give this worker's context the run's ``value``: its own copy of a decimal context."""
+    if type(value) is decimal.Context:
+        value = _worker.own_copies[variable] = value.copy()
+    else:
+        _worker.own_copies.pop(variable, None)
+    variable.set(value)
+
+
+def _copy_decimal_contexts() -> None:
+    """At a worker's start: copies of its own of the decimal contexts the script set."""
+    for variable, value in contextvars.copy_context().items():
+        if type(value) is decimal.Context:
+            _install(variable, value)
+
+
+def _decimal_state(context: Any) -> Any:
+    if type(context) is not decimal.Context:
+        return context
+    return (context.prec, context.rounding, context.Emin, context.Emax, context.capitals,
+            context.clamp, tuple(context.flags.values()), tuple(context.traps.values()))
+
+
+def read_in_section(tx: Optional[Transaction]) -> None:
+    """At a queued call's start, inside its section: read the run's generation
+    through the barriers, and catch up with a change committed since
+    :func:`bring_up_to_date` (the section then reads the context the run
+    had at its snapshot; a later change aborts it at its commit)."""
+    run = _worker.run
+    if run is not None and tx is not None and _at_home():
+        if barriers.get_attr(tx, run, "generation") != _worker.generation:
+            run.bring_up_to_date()
+
+
+def take_decimal_changes(tx: Transaction) -> None:
+    """An inevitable section commits (under W): see RunContext.take_decimal_changes."""
+    run = _worker.run
+    if run is not None and _worker.decimal_handed_out:
+        _worker.decimal_handed_out = False
+        run.take_decimal_changes()
 
 
 def bring_up_to_date() -> None:
@@ -195,6 +280,8 @@ def _context_call(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) 
         return _copy_call(f, args, kwargs)
     run.bring_up_to_date()
     before = contextvars.copy_context()
+    if f is decimal.getcontext:
+        _worker.decimal_handed_out = True
     try:
         return _token_call(f)(f, args, kwargs)
     finally:

@@ -511,6 +511,7 @@ def _queued_call(f: Callable[..., Any], args: tuple, kwargs: dict, ending: _Endi
     tx = _current_tx()
     if barriers.get_attr(tx, ending, "raised"):
         return None
+    run_context.read_in_section(tx)
     try:
         return barriers.call(tx, f, *args, **kwargs)
     except stm.AbortSection:

@@ -385,6 +385,12 @@ def note_if_built_here(tx: "Transaction", obj: Any) -> None:
         tx.note_made(obj)
 
 
+#: Called with an inevitable section as it commits (under W, in the serial
+#: order): what hands on state that plain code changed in place during it
+#: (``run_context.take_decimal_changes``).
+AT_INEVITABLE_COMMIT: list[Callable[["Transaction"], None]] = []
+
+
 class Transaction:
     """One attempt of one atomic section; see the module docstring."""
 
@@ -928,6 +934,8 @@ class Transaction:
         if self.doomed is not None:
             raise self.doomed
         if self.inevitable:
+            for hook in AT_INEVITABLE_COMMIT:
+                hook(self)
             # What it made after its turn dies here, inside it (in place,
             # under W), as an optimistic section's does at its commit; kept
             # until the Transaction object goes, a generator's ``finally``
