@@ -43,6 +43,7 @@ makes or resets are unseen.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import decimal
 import threading
@@ -69,8 +70,11 @@ class _Worker(threading.local):
     home: object = None
     #: variable -> the worker's own copy of the run's ``decimal.Context``.
     own_copies: dict = {}
-    #: A call on this worker was handed its decimal context (it may change it in place).
-    decimal_handed_out = False
+    #: The running call made a context call: what it changes is handed on as it commits.
+    touched = False
+    #: The worker's context when the running call first made a context call
+    #: (with what was brought up to date since): what the call changed is the difference.
+    call_start: dict = {}
 
 
 #: Tells a worker's own context from another one current on its thread: a
@@ -81,7 +85,8 @@ _HOME: contextvars.ContextVar[object] = contextvars.ContextVar("tornado_stm.run_
 
 
 def _at_home() -> bool:
-    return _HOME.get(None) is _worker.home
+    # (a running loop: asyncio.run or a task, each in a copy of its own)
+    return _HOME.get(None) is _worker.home and asyncio._get_running_loop() is None
 
 
 _worker = _Worker()
@@ -97,7 +102,7 @@ def install() -> None:
         if not _installed:
             for function in CONTEXT_FUNCTIONS:
                 policy.register_special(function, _context_call)
-            AT_INEVITABLE_COMMIT.append(take_decimal_changes)
+            AT_INEVITABLE_COMMIT.append(take_call_changes)
             _installed = True
 
 
@@ -152,18 +157,25 @@ class RunContext:
             seen[variable] = value
         _worker.generation = generation
 
-    def take_changes(self, before: contextvars.Context) -> None:
-        """What one call changed in this worker's context becomes the run's (in the serial order).
+    def take_call_changes(self) -> None:
+        """The running call, which made context calls, commits (inevitable, under W):
+        what it changed in this worker's context becomes the run's, in the serial order.
 
-        ``before`` is the context as it was just before the call: only what
-        the call itself changed is handed on, not the state of a block the
-        call is inside (``localcontext()`` sets the decimal context in C).
+        The difference between the context at its first context call and
+        now: a ``decimal.localcontext()`` block or an ``asyncio.run`` it
+        entered and left changed nothing; a decimal context it changed in
+        place (``getcontext().prec = 4``) did.
         """
-        now = contextvars.copy_context()
+        start = _worker.call_start
+        now = dict(contextvars.copy_context().items())
         changed = {variable: value for variable, value in now.items()
-                   if before.get(variable, _MISSING) is not value}
+                   if start.get(variable, _MISSING) is not value}
+        for variable, mine in _worker.own_copies.items():
+            if now.get(variable) is mine and \
+                    _decimal_state(mine) != _decimal_state(self.values.get(variable)):
+                changed[variable] = mine
         here = dict(changed)
-        for variable in [variable for variable in before.keys() if variable not in now]:
+        for variable in [variable for variable in start if variable not in now]:
             # reset to no value (a token made on this worker): the other
             # workers cannot unset it, but can give it its default, which
             # is what get() then answers
@@ -172,16 +184,6 @@ class RunContext:
                 changed[variable] = default
                 here[variable] = _MISSING
         self._hand_on(changed, here)
-
-    def take_decimal_changes(self) -> None:
-        """A call that was handed its decimal context ends (inevitable, under W):
-        a change it made in place (``getcontext().prec = 4``) becomes the run's."""
-        changed = {}
-        for variable, mine in _worker.own_copies.items():
-            if variable.get(_MISSING) is mine and \
-                    _decimal_state(mine) != _decimal_state(self.values.get(variable)):
-                changed[variable] = mine
-        self._hand_on(changed, dict(changed))
 
     def _hand_on(self, changed: dict, here: dict) -> None:
         """``changed`` (variable -> value) becomes the run's; ``here`` is what
@@ -204,10 +206,18 @@ class RunContext:
                     _worker.generation = self.generation
 
     def hand_back(self) -> None:
-        """``run()`` is over: the caller's context as the serial run would leave it."""
+        """``run()`` is over: the caller's context as the serial run would leave it.
+
+        The tokens the calls made and the program no longer holds go too
+        (with the values they replaced).
+        """
         for variable, value in self.values.items():
             if self.base.get(variable, _MISSING) is not value:
                 variable.set(value)
+        with _tokens_lock:
+            for registry in (_TOKENS, _USED_TOKENS):
+                held_only_here(registry).clear()
+                _limits[id(registry)] = _TOKENS_FIRST_LIMIT + len(registry) + len(registry) // 4
 
 
 _MISSING = object()
@@ -226,6 +236,8 @@ def _install(variable: contextvars.ContextVar, value: Any) -> None:
     else:
         _worker.own_copies.pop(variable, None)
     variable.set(value)
+    if _worker.touched:
+        _worker.call_start[variable] = value      # (not the running call's change)
 
 
 def _copy_decimal_contexts() -> None:
@@ -253,12 +265,14 @@ def read_in_section(tx: Optional[Transaction]) -> None:
             run.bring_up_to_date()
 
 
-def take_decimal_changes(tx: Transaction) -> None:
-    """An inevitable section commits (under W): see RunContext.take_decimal_changes."""
+def take_call_changes(tx: Transaction) -> None:
+    """An inevitable section commits (under W): see RunContext.take_call_changes."""
     run = _worker.run
-    if run is not None and _worker.decimal_handed_out:
-        _worker.decimal_handed_out = False
-        run.take_decimal_changes()
+    if run is not None and _worker.touched:
+        _worker.touched = False
+        if _at_home():
+            run.take_call_changes()
+        _worker.call_start = {}
 
 
 def bring_up_to_date() -> None:
@@ -273,19 +287,16 @@ def _context_call(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) 
     if tx is not None:
         tx.become_inevitable(f"call to {policy.qualified_name(f)}")
     run = _worker.run
-    if tx is None or run is None:     # (outside a run: a request's own context)
-        return _token_call(f)(f, args, kwargs)
-    if not _at_home():
-        # (in a copy of the context or a new one: its own, as in a serial run)
+    if tx is None or run is None or not _at_home():
+        # Outside a run (a request's own context, a thread a call started),
+        # or in a copy of the worker's context or a new one: its own, as in
+        # a serial run.
         return _copy_call(f, args, kwargs)
     run.bring_up_to_date()
-    before = contextvars.copy_context()
-    if f is decimal.getcontext:
-        _worker.decimal_handed_out = True
-    try:
-        return _token_call(f)(f, args, kwargs)
-    finally:
-        run.take_changes(before)
+    if not _worker.touched:
+        _worker.call_start = dict(contextvars.copy_context().items())
+        _worker.touched = True
+    return _token_call(f)(f, args, kwargs)
 
 
 def _copy_call(f: Any, args: tuple, kwargs: dict) -> Any:
@@ -358,12 +369,14 @@ def _keep(registry: dict[int, contextvars.Token], token: contextvars.Token) -> N
     (the caller holds _tokens_lock).
 
     Held, not by id: a token that dies leaves its address to the next
-    one. Those only the registry still holds go as it doubles in size
-    (tokens take no weak references).
+    one. Those only the registry still holds go as it grows by a quarter
+    (tokens take no weak references): a token the application dropped,
+    and the value it replaced, stay alive a little longer than in a
+    serial run, at a cost of a few steps per token.
     """
     if len(registry) >= _limits.get(id(registry), _TOKENS_FIRST_LIMIT):
         held_only_here(registry).clear()
-        _limits[id(registry)] = max(_TOKENS_FIRST_LIMIT, 2 * len(registry))
+        _limits[id(registry)] = _TOKENS_FIRST_LIMIT + len(registry) + len(registry) // 4
     registry[id(token)] = token
 
 

@@ -488,7 +488,9 @@ def _finalize_now_or_after(action: Callable[[], Any], shown_as: Any, obj: Any = 
                 # its traceback would keep the frames and their objects alive)
                 abort.__traceback__ = None
             return None
-        except Exception:
+        except BaseException:
+            # (SystemExit and KeyboardInterrupt too: CPython reports those
+            # from a finalizer as well.)
             # Reported as CPython would, once the attempt commits: an attempt
             # that aborts (or one already aborted, whose objects die in the
             # sink) never ran its finalizer in any serial run.
@@ -530,9 +532,25 @@ def configure_from_environment() -> None:
     MAX_ABORTS = count_from_environment("TORNADO_STM_MAX_ABORTS", 10)
 
 
+#: ``weakref.finalize.__init__`` as the standard library defines it.
+_finalize_init = weakref.finalize.__init__
+
+
+def _finalize_made(self: weakref.finalize, obj: Any, func: Any, /, *args: Any,
+                   **kwargs: Any) -> None:
+    """``weakref.finalize.__init__``: a finalize object made in an optimistic
+    section is the attempt's (C code may have made it: ``map(weakref.finalize,
+    ...)``), so its callback goes with the attempt if it aborts."""
+    _finalize_init(self, obj, func, *args, **kwargs)
+    tx = CURRENT.tx if CURRENT is not None else None
+    if tx is not None and not tx.inevitable:
+        tx.note_made(self)
+
+
 def watch_weakref_finalizers() -> None:
     """Have ``weakref.finalize`` callbacks wait for the end of the section their referent died in."""
     weakref.finalize.__call__ = _finalize_from_a_weakref  # type: ignore[method-assign]
+    weakref.finalize.__init__ = _finalize_made  # type: ignore[method-assign]
 
 
 def _start_from_plain_code(thread: threading.Thread) -> None:

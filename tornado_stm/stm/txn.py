@@ -330,7 +330,7 @@ _NONE_MADE: Mapping[int, Any] = MappingProxyType({})
 
 #: type -> whether an instance of it without weak references can be finalized
 #: (it has a ``__del__``); filled as types are met.
-_FINALIZED_WITHOUT_WEAKREF: dict[type, bool] = {}
+_FINALIZED_WITHOUT_WEAKREF: dict[type, bool] = {weakref.finalize: True}
 
 
 def remember_made(made: dict[int, Any], private: Mapping[int, Any]) -> None:
@@ -375,14 +375,40 @@ def note_if_built_here(tx: "Transaction", obj: Any) -> None:
     a ``__del__`` and nothing in its ``__dict__`` yet is taken as made by
     this attempt, so that its finalizer goes with the attempt if it aborts.
     """
-    if not is_finalized(type(obj)) or tx.made_by(obj) or id(obj) in tx.attrs:
+    kind = type(obj)
+    if not is_finalized(kind) or tx.made_by(obj) or id(obj) in tx.attrs:
         return
     try:
-        state = object.__getattribute__(obj, "__dict__")
+        if object.__getattribute__(obj, "__dict__"):
+            return
     except AttributeError:
-        return
-    if not state:
-        tx.note_made(obj)
+        pass
+    for name in _slot_names(kind):
+        try:
+            object.__getattribute__(obj, name)
+            return                          # a slot is filled: not a new object
+        except AttributeError:
+            pass
+    tx.note_made(obj)
+
+
+#: type -> the names of its instances' slots (``__slots__`` along the MRO).
+_SLOT_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _slot_names(kind: type) -> tuple[str, ...]:
+    names = _SLOT_NAMES.get(kind)
+    if names is None:
+        found = []
+        for base in kind.__mro__:
+            slots = base.__dict__.get("__slots__", ())
+            for name in ([slots] if isinstance(slots, str) else slots):
+                if name not in ("__dict__", "__weakref__"):
+                    # (a private name is stored mangled)
+                    found.append(f"_{base.__name__.lstrip('_')}{name}"
+                                 if name.startswith("__") and not name.endswith("__") else name)
+        names = _SLOT_NAMES[kind] = tuple(found)
+    return names
 
 
 #: Called with an inevitable section as it commits (under W, in the serial
