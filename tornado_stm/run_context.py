@@ -17,9 +17,11 @@ variable from a section -- ``ContextVar.get``/``set``/``reset``,
 ``contextvars.copy_context`` -- makes the section inevitable (the call
 policy of these functions), so it runs in the serial order, under the
 world lock; :func:`_context_call` then brings the worker's context up to
-date before the call and hands what the call changed to the run after
-it. When ``run()`` returns, the caller's context gets the run's values,
-as the serial run would have left it.
+date before the call, and what the section changed in the worker's
+context (its first context call against its end) is handed to the run as
+it commits (:func:`take_call_changes`). When ``run()`` returns, the
+caller's context gets the run's values, as the serial run would have
+left it.
 
 A token made by ``var.set()`` in one worker's copy is refused by Python's
 ``reset`` in another copy; a token made through the policy is reset there
@@ -31,9 +33,9 @@ reads through the barriers at its start (:func:`read_in_section`), so a
 call that began before a change and would commit after it runs again.
 Each worker has its own copy of a ``decimal.Context``; a call handed its
 context by ``decimal.getcontext()`` may change it in place, which is
-handed on as the call commits (:func:`take_decimal_changes`). Only calls
-made in the worker's own context change the run's (``_HOME``), and only
-by what they changed.
+handed on as the call commits too. Only calls made in the worker's own
+context change the run's (``_HOME``: not a copy, not asyncio's, not a
+thread's), and only by what they changed.
 
 What is still weaker than a serial run (docs/semantics.md, limit 1): a
 variable without a default reset to "no value" by a call keeps its last
