@@ -54,7 +54,8 @@ from tornado_stm.stm.settings import count_from_environment
 from tornado_stm.stm.stats import for_current_thread
 from tornado_stm.stm.txn import (BARRIERS_CHECK_STEPS, CLOCK_READ_OUT_OF_ORDER, CURRENT,
                                  MODULE_BODY, AbortSection, Transaction,
-                                 enter_clocks_read_in_place, note_if_built_here, release_held)
+                                 count_as_finalized, enter_clocks_read_in_place,
+                                 note_if_built_here, release_held)
 from tornado_stm.stm.worldlock import WORLD_LOCK
 
 #: Aborts of one section after which it runs inevitably (guaranteed progress);
@@ -893,6 +894,9 @@ class _StepsUnderW:
         # close() of such a generator has made the section inevitable
         # first): the frame's ``finally`` runs after that section, as a step.
         _finalize_now_or_after(functools.partial(_step, self._frame.close), self._frame, self)
+
+
+count_as_finalized(_StepsUnderW)
 
 
 def _generator_steps(frame: Any) -> Any:

@@ -328,16 +328,12 @@ def held_only_here(registry: dict) -> dict:
 #: Transaction.made before the attempt drops its registry of what it made.
 _NONE_MADE: Mapping[int, Any] = MappingProxyType({})
 
-#: type -> whether an instance of it without weak references can be finalized
-#: (it has a ``__del__``); filled as types are met.
-_FINALIZED_WITHOUT_WEAKREF: dict[type, bool] = {weakref.finalize: True}
-
-
 def remember_made(made: dict[int, Any], private: Mapping[int, Any]) -> None:
     """Record in ``made`` what the registry ``private`` holds, for finalizers to be told apart.
 
-    Only objects a finalizer can name matter (instances with ``__del__``,
-    generators' step wrappers), and an id alone is not enough: once the
+    Only objects a finalizer can name matter (:func:`is_finalized`:
+    instances with ``__del__``, generators' step wrappers among them, and
+    ``weakref.finalize`` objects), and an id alone is not enough: once the
     object is gone, another thread may make one at the same address, and
     its finalizer would be taken for this attempt's (and dropped with it if
     it aborts). Where the type takes weak references the entry is one; for
@@ -345,22 +341,23 @@ def remember_made(made: dict[int, Any], private: Mapping[int, Any]) -> None:
     """
     for oid, obj in private.items():
         kind = type(obj)
-        if kind.__weakrefoffset__:
-            made[oid] = weakref.ref(obj)
-            continue
-        finalized = _FINALIZED_WITHOUT_WEAKREF.get(kind)
-        if finalized is None:
-            finalized = _FINALIZED_WITHOUT_WEAKREF[kind] = getattr(kind, "__del__", None) is not None
-        if finalized:
-            made[oid] = None
+        if is_finalized(kind):
+            made[oid] = weakref.ref(obj) if kind.__weakrefoffset__ else None
 
 
-#: type -> whether its instances have a ``__del__``.
-_FINALIZED: dict[type, bool] = {}
+#: type -> whether a finalizer can name its instances (see is_finalized).
+_FINALIZED: dict[type, bool] = {weakref.finalize: True}
+
+
+def count_as_finalized(kind: type) -> None:
+    """Instances of ``kind`` are named by a finalizer of the engine's own (a
+    generator's step wrapper, whose ``close`` a collected generator calls)."""
+    _FINALIZED[kind] = True
 
 
 def is_finalized(kind: type) -> bool:
-    """Whether instances of ``kind`` have a ``__del__`` (cached per type)."""
+    """Whether instances of ``kind`` have a ``__del__``, or are ``weakref.finalize``
+    objects: what a finalizer names when it asks whose it is (cached per type)."""
     answer = _FINALIZED.get(kind)
     if answer is None:
         answer = _FINALIZED[kind] = getattr(kind, "__del__", None) is not None
@@ -1229,8 +1226,12 @@ class Transaction:
         so its attribute writes went to the redo log; they move onto the
         object itself, which no other thread can see yet.
         """
-        self.mark_private(obj)
-        record = self.attrs.pop(id(obj), None)
+        oid = id(obj)
+        private = self.private
+        private[oid] = obj                    # (mark_private, inline: a hot path)
+        if len(private) % PRUNE_PRIVATE_EVERY == 0:
+            self.prune_private()
+        record = self.attrs.pop(oid, None)
         if record is not None:
             for name, value in record[1].items():
                 _publish_attr(obj, name, value)
