@@ -47,7 +47,6 @@ from typing import Any, Callable, Generator, Iterable, Optional
 from tornado_stm import run_context, stm
 from tornado_stm.stm import barriers
 from tornado_stm.stm import log as stmlog
-from tornado_stm.stm.section import queue_lock_held
 from tornado_stm.stm.txn import current as _current_tx
 from tornado_stm.stm.worldlock import WORLD_LOCK
 
@@ -334,7 +333,7 @@ class TransactionQueue:
         self.add(_GeneratorStep(self, generator))
 
     def _push(self, item: tuple) -> None:
-        with queue_lock_held(self._lock):
+        with self._lock:
             self._pending.append(item)
             self._idle.notify()
 
@@ -406,7 +405,7 @@ class TransactionQueue:
         anything running Python code; one stuck elsewhere (a C call, a
         lock) is abandoned on its daemon thread, and a warning says so.
         """
-        with queue_lock_held(self._lock):
+        with self._lock:
             if self._error is None:
                 self._error = exc
             self._pending.clear()
@@ -419,7 +418,7 @@ class TransactionQueue:
         # Not Thread.join()/is_alive(): after a join interrupted by Ctrl-C,
         # 3.11 may report the joined thread stopped while it still runs.
         deadline = _time.monotonic() + self.INTERRUPT_GRACE_SECONDS
-        with queue_lock_held(self._lock):
+        with self._lock:
             while self._live_workers and _time.monotonic() < deadline:
                 self._idle.wait(max(0.0, deadline - _time.monotonic()))
             left = self._live_workers
@@ -429,7 +428,7 @@ class TransactionQueue:
         _last_count[0] = self.number_of_transactions
 
     def _take(self) -> Optional[tuple]:
-        with queue_lock_held(self._lock):
+        with self._lock:
             while True:
                 if self._error is not None:
                     return None
@@ -451,7 +450,7 @@ class TransactionQueue:
                 self._work()
             finally:
                 _running.queue = None
-                with queue_lock_held(self._lock):
+                with self._lock:
                     self._live_workers -= 1
                     self._idle.notify_all()
             # _interrupt() targets only threads inside a transaction, under
@@ -474,12 +473,12 @@ class TransactionQueue:
                 run_context.bring_up_to_date()
                 stm.run_section(_queued_call, (f, args, kwargs, self._ending))
             except BaseException as exc:
-                with queue_lock_held(self._lock):
+                with self._lock:
                     if self._error is None:
                         self._error = exc
                         self._pending.clear()
             finally:
-                with queue_lock_held(self._lock):
+                with self._lock:
                     self._in_transaction.discard(me)
                     self._busy -= 1
                     self.number_of_transactions += 1

@@ -461,11 +461,6 @@ def _finalize_now_or_after(action: Callable[[], Any], shown_as: Any, obj: Any = 
     Put off, it returns None.
     """
     tx = CURRENT.tx if CURRENT is not None else None
-    if _module_body.holding_queue:
-        # (its lock held by this thread: a finalizer's transaction.add would
-        # wait for it for ever; see queue_lock_held)
-        _finalizers.pending.append((action, shown_as))
-        return None
     if tx is None:
         now = not _module_body.waiting          # (see beside_the_workers)
     else:
@@ -505,27 +500,6 @@ def _finalize_now_or_after(action: Callable[[], Any], shown_as: Any, obj: Any = 
             return None
     _finalizers.pending.append((action, shown_as))
     return None
-
-
-@contextlib.contextmanager
-def queue_lock_held(lock: Any) -> Iterator[None]:
-    """``with lock:`` for the lock of a ``transaction.run()`` queue.
-
-    Free-threaded CPython may free an object on this thread while it holds
-    the lock (another thread dropped it): its finalizer, if it queued a
-    call, would wait for the lock this thread holds. Finalizers wait until
-    the lock is released, and then run here if no section or run() is
-    waiting to run them at its own safe point.
-    """
-    _module_body.holding_queue += 1
-    try:
-        with lock:
-            yield
-    finally:
-        _module_body.holding_queue -= 1
-    if not _module_body.holding_queue and not _module_body.waiting \
-            and CURRENT is not None and CURRENT.tx is None:
-        run_deferred_finalizers()
 
 
 def _finalize_from_a_weakref(self: weakref.finalize, dead_ref: Any = None) -> Any:

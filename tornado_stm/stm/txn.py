@@ -252,9 +252,6 @@ class _ModuleBody(threading.local):
     depth = 0
     #: True while this thread waits in ``transaction.run()`` (beside_the_workers).
     waiting = False
-    #: How many holds of a ``transaction.run()`` queue's lock this thread is in
-    #: (finalizers wait: one calling ``transaction.add`` would wait for that lock).
-    holding_queue = 0
 
 
 MODULE_BODY = _ModuleBody()
