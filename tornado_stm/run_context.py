@@ -218,8 +218,7 @@ class RunContext:
                 variable.set(value)
         with _tokens_lock:
             for registry in (_TOKENS, _USED_TOKENS):
-                held_only_here(registry).clear()
-                _limits[id(registry)] = _TOKENS_FIRST_LIMIT + len(registry) + len(registry) // 4
+                _let_go_of_dropped(registry)
 
 
 _MISSING = object()
@@ -352,18 +351,21 @@ def _reset_as_in_one_context(f: Any, args: tuple, kwargs: dict) -> Any:
             old = _default_of(variable)
             if old is _MISSING:
                 raise
-        with _tokens_lock:
-            _TOKENS.pop(id(token), None)
-            _keep(_USED_TOKENS, token)
+        _mark_used(token)
         variable.set(old)
         return None
     if type(token) is contextvars.Token and _TOKENS.get(id(token)) is token:
         # Reset by the context that made it: other workers' copies must
         # refuse it from now on, as Python's own record does here.
-        with _tokens_lock:
-            _TOKENS.pop(id(token), None)
-            _keep(_USED_TOKENS, token)
+        _mark_used(token)
     return result
+
+
+def _mark_used(token: contextvars.Token) -> None:
+    """``token`` was reset: no longer one to reset, and refused from now on."""
+    with _tokens_lock:
+        _TOKENS.pop(id(token), None)
+        _keep(_USED_TOKENS, token)
 
 
 def _keep(registry: dict[int, contextvars.Token], token: contextvars.Token) -> None:
@@ -377,9 +379,15 @@ def _keep(registry: dict[int, contextvars.Token], token: contextvars.Token) -> N
     serial run, at a cost of a few steps per token.
     """
     if len(registry) >= _limits.get(id(registry), _TOKENS_FIRST_LIMIT):
-        held_only_here(registry).clear()
-        _limits[id(registry)] = _TOKENS_FIRST_LIMIT + len(registry) + len(registry) // 4
+        _let_go_of_dropped(registry)
     registry[id(token)] = token
+
+
+def _let_go_of_dropped(registry: dict[int, contextvars.Token]) -> None:
+    """Drop the tokens only ``registry`` holds; the next time is a quarter more on
+    (the caller holds _tokens_lock)."""
+    held_only_here(registry).clear()
+    _limits[id(registry)] = _TOKENS_FIRST_LIMIT + len(registry) + len(registry) // 4
 
 
 def _token_call(f: Any) -> Callable[[Any, tuple, dict], Any]:
