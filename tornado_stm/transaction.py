@@ -310,7 +310,8 @@ class TransactionQueue:
 
     def __init__(self) -> None:
         self._pending: collections.deque = collections.deque()
-        self._lock = threading.Lock()
+        # (a __del__ may call add() on a thread inside a ``with self._lock:``)
+        self._lock = stm.finalizer_safe_lock()
         self._idle = threading.Condition(self._lock)
         self._busy = 0
         self._live_workers = 0
@@ -466,6 +467,10 @@ class TransactionQueue:
         while True:
             item = self._take()
             if item is None:
+                # Finalizers put off while this thread held the lock may
+                # add calls: the run is over only once they have run.
+                if stm.run_deferred_finalizers():
+                    continue
                 return
             f, args, kwargs = item
             me = threading.get_ident()
@@ -483,6 +488,7 @@ class TransactionQueue:
                     self._busy -= 1
                     self.number_of_transactions += 1
                     self._idle.notify_all()
+            stm.run_deferred_finalizers()    # (put off while this thread held the lock)
 
     def _run_native(self, native: Any, nb_segments: int) -> None:
         queue = native.TransactionQueue()

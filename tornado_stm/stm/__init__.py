@@ -36,7 +36,8 @@ import threading
 
 from tornado_stm.stm.log import configure as configure_log
 from tornado_stm.stm.log import flush_log
-from tornado_stm.stm.section import beside_the_workers, entry, run_deferred_finalizers, run_section
+from tornado_stm.stm.section import (beside_the_workers, entry, finalizer_safe_lock,
+                                     run_deferred_finalizers, run_section)
 from tornado_stm.stm.stats import reset as reset_stats
 from tornado_stm.stm.stats import snapshot as stats
 from tornado_stm.stm.txn import AbortSection, current

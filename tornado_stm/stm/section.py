@@ -158,14 +158,48 @@ class _Finalizers(threading.local):
 _finalizers = _Finalizers()
 
 
-def run_deferred_finalizers() -> None:
-    """Run the finalizers deferred by the section that just ended, each outside it."""
+def run_deferred_finalizers() -> bool:
+    """Run the finalizers deferred by the section that just ended, each outside it.
+
+    Returns whether there were any.
+    """
+    ran = False
     while _finalizers.pending:
         action, shown_as = _finalizers.pending.pop(0)
+        ran = True
         try:
             action()
         except Exception:      # as Python does with an exception raised by a finalizer
             report_unraisable(sys.exc_info(), shown_as)
+    return ran
+
+
+#: The engine's locks a finalizer could need (``threading.RLock``, which
+#: knows its owner): see :func:`finalizer_safe_lock`.
+_LOCKS_FINALIZERS_NEED: "weakref.WeakSet[Any]" = weakref.WeakSet()
+
+
+def finalizer_safe_lock() -> Any:
+    """A lock for the engine's own code, that puts off this thread's finalizers while held.
+
+    Free-threaded CPython frees an object on the thread that owns it at
+    whatever point that thread next checks for pending work, which may be
+    inside a ``with lock:`` block of the engine's own. A ``__del__`` that
+    calls ``transaction.add`` would then wait for the queue lock its own
+    thread holds, for ever (or, as a section, wait for W while its thread
+    holds a lock W's holder needs). Finalizers that fire while the thread
+    owns such a lock wait in its list (``_finalize_now_or_after``), which
+    the holder runs with :func:`run_deferred_finalizers` once it has let
+    go. An ``RLock``, for its ownership, which its C code keeps: a wrapper
+    in Python could be left half-acquired by a Ctrl-C.
+    """
+    lock = threading.RLock()
+    _LOCKS_FINALIZERS_NEED.add(lock)
+    return lock
+
+
+def _holding_a_lock_finalizers_need() -> bool:
+    return any(lock._is_owned() for lock in list(_LOCKS_FINALIZERS_NEED))
 
 
 class _Unraisable:
@@ -461,7 +495,9 @@ def _finalize_now_or_after(action: Callable[[], Any], shown_as: Any, obj: Any = 
     Put off, it returns None.
     """
     tx = CURRENT.tx if CURRENT is not None else None
-    if tx is None:
+    if _holding_a_lock_finalizers_need():
+        now = False                             # (see finalizer_safe_lock)
+    elif tx is None:
         now = not _module_body.waiting          # (see beside_the_workers)
     else:
         # Never while a commit writes its log to the heap (its publication
