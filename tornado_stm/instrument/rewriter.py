@@ -51,7 +51,7 @@ import ast
 import copy
 import builtins
 import symtable
-from typing import Iterable, Optional
+from typing import Iterable, Iterator, Optional
 
 from tornado_stm.instrument.fresh import (ATOM, DEEP, NUMBER, SCALAR, UNKNOWN, Kinds, LocalBindings,
                                          constant_kind, fresh_locals, local_kinds,
@@ -129,6 +129,32 @@ _MADE_HERE = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetCo
 
 def _name(identifier: str) -> ast.Name:
     return ast.Name(id=identifier, ctx=ast.Load())
+
+
+def _class_body_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements a class body runs itself: its own, and those in its
+    ``if``/``for``/``while``/``with``/``try`` blocks (not those of its methods)."""
+    for statement in body:
+        yield statement
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            yield from _class_body_statements(getattr(statement, field, []))
+        for handler in getattr(statement, "handlers", []):
+            yield from _class_body_statements(handler.body)
+        for case in getattr(statement, "cases", []):
+            yield from _class_body_statements(case.body)
+
+
+def _targets(statement: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
+    return statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+
+
+def _wrap_finalizer(statement: ast.Assign | ast.AnnAssign) -> None:
+    """``__del__ = value``: the value gets the finalizer rules (``section.finalizer``)."""
+    if statement.value is not None:
+        statement.value = ast.copy_location(_call("_stm_finalizer", statement.value),
+                                            statement.value)
 
 
 def _call(function: str, *args: ast.expr) -> ast.Call:
@@ -443,14 +469,12 @@ class Rewriter(ast.NodeTransformer):
         return self._located(stmts, node)
 
     def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
-        for statement in node.body:
-            # ``__del__ = release``: a finalizer under another name.
-            if (isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None
-                    and any(isinstance(t, ast.Name) and t.id == "__del__"
-                            for t in (statement.targets if isinstance(statement, ast.Assign)
-                                      else [statement.target]))):
-                statement.value = ast.copy_location(_call("_stm_finalizer", statement.value),
-                                                    statement.value)
+        for statement in _class_body_statements(node.body):
+            # ``__del__ = release``: a finalizer under another name (maybe
+            # under an ``if``).
+            if isinstance(statement, (ast.Assign, ast.AnnAssign)) and any(
+                    isinstance(t, ast.Name) and t.id == "__del__" for t in _targets(statement)):
+                _wrap_finalizer(statement)
         if not self._in_function():
             # A module's class body runs once, at import: only its functions are rewritten.
             node.body = self._visit_body(node.body)
@@ -990,6 +1014,8 @@ class Rewriter(ast.NodeTransformer):
         return [ast.fix_missing_locations(s) for s in stmts]
 
     def visit_Assign(self, node: ast.Assign) -> ast.AST | list[ast.stmt]:
+        if any(isinstance(t, ast.Attribute) and t.attr == "__del__" for t in node.targets):
+            _wrap_finalizer(node)    # Resource.__del__ = release, after the class statement
         if not self._in_function():
             return self.generic_visit(node)
         if not any(self._needs_barrier(t) for t in node.targets):

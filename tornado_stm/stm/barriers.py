@@ -86,7 +86,8 @@ from tornado_stm.stm.section import (ENTRY_CODE, STEPPED_FLAGS, entry_target, of
                                      on_this_loop, without_engine_frames)
 from tornado_stm.stm.txn import (BARRIERS_ABOVE, CONTAINER_TYPES, DELETED, AbortSection, CURRENT,
                                  Transaction,
-                                 class_attribute_bound, direct_dict_write, direct_write, hold,
+                                 class_attribute_bound, direct_dict_write, direct_write,
+                                 forget_finalized, hold,
                                  hold_lookups_in_place,
                                  take_w_for_step)
 from tornado_stm.stm.versions import RESHAPE_STRIPE, stripe_of_key, stripe_of_object
@@ -373,6 +374,8 @@ def reshaped_class(tx: Optional[Transaction], obj: Any, name: str, op: Any, *val
     def reshape() -> None:
         attrkinds.forget(obj)
         op(obj, name, *value)
+        if name == "__del__":
+            forget_finalized()
 
     if tx is not None and id(obj) in tx.private:
         reshape()

@@ -54,7 +54,7 @@ from tornado_stm.stm.settings import count_from_environment
 from tornado_stm.stm.stats import for_current_thread
 from tornado_stm.stm.txn import (BARRIERS_CHECK_STEPS, CLOCK_READ_OUT_OF_ORDER, CURRENT,
                                  MODULE_BODY, AbortSection, Transaction,
-                                 count_as_finalized, enter_clocks_read_in_place,
+                                 count_as_finalized, enter_clocks_read_in_place, forget_finalized,
                                  note_if_built_here, release_held)
 from tornado_stm.stm.worldlock import WORLD_LOCK
 
@@ -622,7 +622,10 @@ def watch_thread_starts() -> None:
 def finalizer(fn: Any) -> Any:
     """``__del__ = fn`` in an instrumented class body: ``fn`` follows the
     finalizer rules of :func:`_finalizer_entry`, whatever its name (a
-    ``def`` named ``__del__`` gets them from :func:`entry`)."""
+    ``def`` named ``__del__`` gets them from :func:`entry`). Also
+    ``Resource.__del__ = fn`` after the class statement: which classes have
+    finalized instances is then news."""
+    forget_finalized()
     code = getattr(fn, "__code__", None)
     if code is ENTRY_CODE:
         return _finalizer_entry(entry_target(fn))

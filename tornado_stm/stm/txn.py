@@ -355,6 +355,13 @@ def count_as_finalized(kind: type) -> None:
     _FINALIZED[kind] = True
 
 
+def forget_finalized() -> None:
+    """A class got (or lost) a ``__del__``: answers of :func:`is_finalized` may be stale."""
+    for kind, answer in list(_FINALIZED.items()):
+        if kind is not weakref.finalize and not answer:
+            _FINALIZED.pop(kind, None)
+
+
 def is_finalized(kind: type) -> bool:
     """Whether instances of ``kind`` have a ``__del__``, or are ``weakref.finalize``
     objects: what a finalizer names when it asks whose it is (cached per type)."""
