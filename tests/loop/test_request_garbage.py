@@ -50,3 +50,18 @@ def test_hello_requests_leave_no_cyclic_garbage(tmp_path, options, env) -> None:
         assert server.stop() == 0, server.output_tail()
     # What the counting requests themselves leave is a handful, not one per request.
     assert report["objects"] < REQUESTS // 10, report
+
+
+def test_only_what_a_cycle_keeps_counts_as_cyclic_garbage() -> None:
+    """Objects freed by reference count (free-threaded CPython's collector may find
+    them first, while their refcount waits to be merged) are not cyclic garbage."""
+    from tests.loop.garbage_app import kept_by_cycles
+
+    last: list = []
+    chain = [[[last]], [last], last]                 # lists referring on, no cycle
+    hanging: list = []
+    ring: list = [hanging]
+    ring.append([ring])                              # ring -> [ring]: a cycle
+    garbage = [*chain, ring, ring[1], hanging]
+    kept = kept_by_cycles(garbage)
+    assert {id(item) for item in kept} == {id(ring), id(ring[1]), id(hanging)}
