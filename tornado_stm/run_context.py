@@ -33,7 +33,10 @@ reads through the barriers at its start (:func:`read_in_section`), so a
 call that began before a change and would commit after it runs again.
 Each worker has its own copy of a ``decimal.Context``; a call handed its
 context by ``decimal.getcontext()`` may change it in place, which is
-handed on as the call commits too. Only calls made in the worker's own
+handed on as the call commits too, and so are the flags a call's plain
+arithmetic raises (:func:`note_arithmetic`). The script's own context
+object mirrors the run's, so that a script holding it sees what a serial
+run would, and a call may change it in place. Only calls made in the worker's own
 context change the run's (``_HOME``: not a copy, not asyncio's, not a
 thread's), and only by what they changed.
 
@@ -113,8 +116,19 @@ class RunContext:
 
     def __init__(self) -> None:
         install()
+        # The script's decimal context, made now if the script has not used
+        # decimal yet (as the serial run's first use would): a worker's made
+        # lazily by C arithmetic would be nobody's copy, its changes lost.
+        script_decimal = decimal.getcontext()
         self.base = contextvars.copy_context()
         self.values: dict[contextvars.ContextVar, Any] = dict(self.base.items())
+        #: The script's decimal context, which it may hold (``CTX = getcontext()``)
+        #: and use in calls: kept computing as the run's does, and a change a
+        #: call makes to it in place is the run's (:meth:`take_call_changes`).
+        self.script_decimal = script_decimal
+        self.decimal_variable = next(variable for variable, value in self.base.items()
+                                     if value is script_decimal)
+        self._script_decimal_state = _decimal_state(script_decimal)
         #: Grows with each change of ``values``; sections read and write it
         #: through the barriers, so that a call that began before a change
         #: and would commit after it aborts, and runs again with the change.
@@ -159,23 +173,33 @@ class RunContext:
             seen[variable] = value
         _worker.generation = generation
 
-    def take_call_changes(self) -> None:
-        """The running call, which made context calls, commits (inevitable, under W):
-        what it changed in this worker's context becomes the run's, in the serial order.
+    def take_call_changes(self, touched: bool) -> None:
+        """The running call commits (inevitable, under W): what it changed in this
+        worker's context (if it made context calls: ``touched``), or in the
+        script's decimal context, becomes the run's, in the serial order.
 
         The difference between the context at its first context call and
         now: a ``decimal.localcontext()`` block or an ``asyncio.run`` it
         entered and left changed nothing; a decimal context it changed in
         place (``getcontext().prec = 4``) did.
         """
-        start = _worker.call_start
         now = dict(contextvars.copy_context().items())
+        start = _worker.call_start if touched else now
         changed = {variable: value for variable, value in now.items()
                    if start.get(variable, _MISSING) is not value}
         for variable, mine in _worker.own_copies.items():
             if now.get(variable) is mine and \
                     _decimal_state(mine) != _decimal_state(self.values.get(variable)):
                 changed[variable] = mine
+        if _decimal_state(self.script_decimal) != self._script_decimal_state:
+            # CTX.prec = 5 on the script's context (inevitable: its attributes
+            # are C code's): this worker computes so from now on, and the run.
+            mine = _worker.own_copies.get(self.decimal_variable)
+            if mine is not None and now.get(self.decimal_variable) is mine:
+                _give_state(mine, self.script_decimal)
+                changed[self.decimal_variable] = mine
+            else:
+                changed[self.decimal_variable] = self.script_decimal
         here = dict(changed)
         for variable in [variable for variable in start if variable not in now]:
             # reset to no value (a token made on this worker): the other
@@ -206,6 +230,10 @@ class RunContext:
                 barriers.set_attr(CURRENT.tx, self, "generation", self.generation + 1)
                 if _worker.generation == self.generation - 1:
                     _worker.generation = self.generation
+            run_decimal = self.values.get(self.decimal_variable)
+            if type(run_decimal) is decimal.Context:
+                _give_state(self.script_decimal, run_decimal)
+                self._script_decimal_state = _decimal_state(self.script_decimal)
 
     def hand_back(self) -> None:
         """``run()`` is over: the caller's context as the serial run would leave it.
@@ -214,7 +242,12 @@ class RunContext:
         (with the values they replaced).
         """
         for variable, value in self.values.items():
-            if self.base.get(variable, _MISSING) is not value:
+            before = self.base.get(variable, _MISSING)
+            if before is value:
+                continue
+            if before is self.script_decimal and type(value) is decimal.Context:
+                pass    # (kept as the run's, in place: the script may hold it)
+            else:
                 variable.set(value)
         with _tokens_lock:
             for registry in (_TOKENS, _USED_TOKENS):
@@ -248,6 +281,18 @@ def _copy_decimal_contexts() -> None:
             _install(variable, value)
 
 
+def _give_state(context: decimal.Context, source: decimal.Context) -> None:
+    """Make ``context`` compute as ``source`` does: its settings, flags and traps."""
+    for name in ("prec", "rounding", "Emin", "Emax", "capitals", "clamp"):
+        setattr(context, name, getattr(source, name))
+    context.clear_flags()
+    context.clear_traps()
+    for signal, raised in source.flags.items():
+        context.flags[signal] = raised
+    for signal, trapped in source.traps.items():
+        context.traps[signal] = trapped
+
+
 def _decimal_state(context: Any) -> Any:
     if type(context) is not decimal.Context:
         return context
@@ -264,16 +309,42 @@ def read_in_section(tx: Optional[Transaction]) -> None:
     if run is not None and tx is not None and _at_home():
         if barriers.get_attr(tx, run, "generation") != _worker.generation:
             run.bring_up_to_date()
+        # Flags an aborted attempt's arithmetic raised are not the run's.
+        for variable, mine in _worker.own_copies.items():
+            known = _worker.seen.get(variable)
+            if type(known) is decimal.Context and mine.flags != known.flags:
+                mine.clear_flags()
+                for signal, raised in known.flags.items():
+                    mine.flags[signal] = raised
+
+
+def note_arithmetic(tx: Optional[Transaction]) -> None:
+    """At a queued call's end, inside its section: decimal flags its plain
+    arithmetic raised (``Inexact``...) are the run's, as in the one context of
+    a serial run. The call becomes inevitable, and hands them on as it commits."""
+    run = _worker.run
+    if run is None or tx is None or not _at_home():
+        return
+    for variable, mine in _worker.own_copies.items():
+        known = _worker.seen.get(variable)
+        if type(known) is decimal.Context and mine.flags != known.flags \
+                and variable.get(None) is mine:
+            tx.become_inevitable("decimal flags raised")
+            if not _worker.touched:
+                _worker.call_start = dict(contextvars.copy_context().items())
+                _worker.touched = True
+            return
 
 
 def take_call_changes(tx: Transaction) -> None:
     """An inevitable section commits (under W): see RunContext.take_call_changes."""
     run = _worker.run
-    if run is not None and _worker.touched:
-        _worker.touched = False
-        if _at_home():
-            run.take_call_changes()
-        _worker.call_start = {}
+    if run is None:
+        return
+    touched, _worker.touched = _worker.touched, False
+    if _at_home():
+        run.take_call_changes(touched)
+    _worker.call_start = {}
 
 
 def bring_up_to_date() -> None:

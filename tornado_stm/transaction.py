@@ -519,12 +519,15 @@ def _queued_call(f: Callable[..., Any], args: tuple, kwargs: dict, ending: _Endi
         return None
     run_context.read_in_section(tx)
     try:
-        return barriers.call(tx, f, *args, **kwargs)
+        result = barriers.call(tx, f, *args, **kwargs)
     except stm.AbortSection:
         raise
     except BaseException:
+        run_context.note_arithmetic(tx)
         barriers.set_attr(tx, ending, "raised", True)
         raise
+    run_context.note_arithmetic(tx)
+    return result
 
 
 def _raise_in_thread(ident: int, exception: Optional[type]) -> None:
