@@ -325,7 +325,7 @@ class TransactionQueue:
         item = (f, args, kwargs)
         tx = _current_tx()
         if tx is not None:
-            tx.defer(lambda: self._push(item))
+            tx.at_its_end(lambda: self._push(item))
         else:
             self._push(item)
 

@@ -250,6 +250,8 @@ def _end(tx: Transaction) -> None:
         release_held()
     tx.leave_w()
     actions, tx.after_commit = tx.after_commit, []
+    actions += tx.at_end
+    tx.at_end = []
     # What undoes the attempt and the response it held refer back to the
     # transaction: dropped here, the request's objects are freed by their
     # reference counts instead of waiting for a (stop-the-world) collection.

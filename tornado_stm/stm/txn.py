@@ -426,7 +426,7 @@ class Transaction:
 
     __slots__ = ("rv", "reads", "private", "attrs", "containers", "inevitable", "doomed",
                  "stats", "entered_with_w", "token", "has_w", "read_count", "write_markers",
-                 "after_commit", "on_abort", "made", "releasing_own", "publishing",
+                 "after_commit", "at_end", "on_abort", "made", "releasing_own", "publishing",
                  "held_response", "subject", "clock_readings", "clock_priority")
 
     def __init__(self, stats: ThreadStats, entered_with_w: bool, token: Optional[list]) -> None:
@@ -460,6 +460,9 @@ class Transaction:
         self.write_markers: Optional[dict[int, bytes]] = {} if stmlog.enabled() else None
         #: Callables to run once the section has committed (dropped on abort).
         self.after_commit: list = []
+        #: Callables to run once the section has ended, even when it turned
+        #: inevitable half-way (dropped on abort): see :meth:`at_its_end`.
+        self.at_end: list = []
         #: Callables that undo in-place effects of this attempt, run on abort.
         self.on_abort: list = []
         #: The event loop's record of a handler response this attempt holds
@@ -1250,6 +1253,16 @@ class Transaction:
         else:
             self.after_commit.append(action)
 
+    def at_its_end(self, action: Any) -> None:
+        """Run ``action()`` once this section has ended (never if it aborts).
+
+        Unlike :meth:`defer`, not when the section turns inevitable: a call
+        it queues (``transaction.add``) comes after it in the serial order,
+        and must not start while the section still runs (it would read what
+        the section has yet to write, or the objects it is still filling).
+        """
+        self.at_end.append(action)
+
     def undo_on_abort(self, action: Any) -> None:
         """Run ``action()`` if this attempt aborts (it undoes an in-place effect)."""
         if not self.inevitable:
@@ -1261,6 +1274,7 @@ class Transaction:
         for action in reversed(undo):
             action()
         self.after_commit = []
+        self.at_end = []
         self.attrs = {}
         self.containers = {}
         self.private = {}
