@@ -103,7 +103,8 @@ FOUR_THREADS = frozenset({
     "counter_update_window", "window_retry_gen", "pop_iterator_twice", "vocab_ids",
     "ctxvar_tokens_across_runs", "clock_two_orders", "window_nested_app", "ctxvar_token_twice",
     "clock_finalizer_abort", "fin_add_in_del", "fin_del_bound_later",
-    "ctx_decimal_run_state",
+    "ctx_decimal_run_state", "handoff_after_inevitable",
+    "fresh_locals_reach_shared",
 })
 
 #: Programs that pass under the engine and break on plain threads of the

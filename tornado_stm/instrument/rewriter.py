@@ -64,6 +64,7 @@ RUNTIME_NAMES = {
     "_stm_gg": "get_global", "_stm_sg": "set_global", "_stm_dg": "del_global",
     "_stm_call": "call", "_stm_iter": "iterate", "_stm_in": "contains",
     "_stm_aug": "augmented", "_stm_new": "new", "_stm_Box": "Box",
+    "_stm_own_item": "own_item",
     "_stm_view": "view", "_stm_operand": "operand", "_stm_dview": "deep_view", "_stm_truth": "truth",
     "_stm_touch": "touch", "_stm_tick": "tick", "_stm_binop": "binary", "_stm_cmp": "compare",
     "_stm_match": "match_subject", "_stm_named": "named_value",
@@ -103,6 +104,10 @@ _READING_METHODS = {
                     ("_stm_operand", SCALAR)),
     **dict.fromkeys(("index", "count", "remove", "__contains__", "__eq__"), ("_stm_dview", DEEP)),
 }
+#: Methods that compare the items of their object (which may be shared
+#: containers, compared by C code past the barriers): through the call
+#: barrier even on an object the section made.
+_COMPARING_ITEMS = frozenset({"sort", "index", "count", "remove"})
 #: Of the frame builtins, those that list the function's own names.
 _FRAME_NAMES = frozenset({"locals", "vars", "dir"})
 #: Builtin classes of ``case int():`` patterns: matched by type alone.
@@ -144,6 +149,13 @@ def _class_body_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
             yield from _class_body_statements(handler.body)
         for case in getattr(statement, "cases", []):
             yield from _class_body_statements(case.body)
+
+
+def _slice_store(target: ast.expr) -> bool:
+    """``x[a:b] = value``: the value is iterated, not just stored."""
+    return isinstance(target, ast.Subscript) and (
+        isinstance(target.slice, ast.Slice) or isinstance(target.slice, ast.Tuple)
+        and any(isinstance(e, ast.Slice) for e in target.slice.elts))
 
 
 def _targets(statement: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
@@ -580,7 +592,8 @@ class Rewriter(ast.NodeTransformer):
                 node.args += [_call("globals"),
                               _call("_stm_locals", self.tx(), _call("locals"))]
             return node
-        if isinstance(node.func, ast.Attribute) and self._fresh(node.func.value):
+        if isinstance(node.func, ast.Attribute) and self._fresh(node.func.value) \
+                and node.func.attr not in _COMPARING_ITEMS:
             # A method of an object this call created: a plain call. The
             # arguments it reads the contents of (mine.update(SHARED),
             # mine.extend(SHARED), mine.index(row)) are read as the section
@@ -960,7 +973,7 @@ class Rewriter(ast.NodeTransformer):
                 for e in target.elts):
             return True                          # nested unpacking: each level is viewed
         if isinstance(target, (ast.Attribute, ast.Subscript)):
-            return not self._fresh(target.value)
+            return not self._fresh(target.value) or _slice_store(target)
         if isinstance(target, ast.Name):
             return self._resolve(target.id) in ("global", "boxed")
         if isinstance(target, (ast.Tuple, ast.List)):
@@ -973,6 +986,9 @@ class Rewriter(ast.NodeTransformer):
         """Statements that assign ``value`` (already evaluated: a Name) to ``target``."""
         tx = self.tx()
         if isinstance(target, (ast.Attribute, ast.Subscript)) and self._fresh(target.value):
+            if _slice_store(target):
+                # mine[:] = SHARED: C code iterates the source, past every barrier
+                value = _call("_stm_view", tx, value)
             return [ast.Assign(targets=[self.visit(target)], value=value)]
         if isinstance(target, ast.Attribute):
             call = _call("_stm_sa", tx, self.visit(target.value), _const(target.attr), value)
@@ -1045,8 +1061,10 @@ class Rewriter(ast.NodeTransformer):
         if not self._in_function():
             return self.generic_visit(node)
         target = node.target
-        if isinstance(target, (ast.Attribute, ast.Subscript)) and self._fresh(target.value):
+        if isinstance(target, ast.Attribute) and self._fresh(target.value):
             return self.generic_visit(node)
+        if isinstance(target, ast.Subscript) and self._fresh(target.value):
+            return self._fresh_item_augmented(node, target)
         if isinstance(target, ast.Name) and self._resolve(target.id) == "local" \
                 and self.scope.kinds.get(target.id, UNKNOWN) >= SCALAR:
             # n += i on a local that never holds a shared container: plain Python.
@@ -1082,6 +1100,24 @@ class Rewriter(ast.NodeTransformer):
             temp = self.temp()
             stmts.append(ast.Assign(targets=[ast.Name(id=temp, ctx=ast.Store())], value=new))
             stmts.extend(self._store(ast.Name(id=target.id, ctx=ast.Store()), _name(temp)))
+        return self._located(stmts, node)
+
+    def _fresh_item_augmented(self, node: ast.AugAssign, target: ast.Subscript) -> list[ast.stmt]:
+        """``mine[k] op= v`` on a container the section made: storing the item is
+        plain, but the item may be shared (``routes = {"a": A}; routes["a"] +=
+        [x]`` changes A in place): the operation is a barrier's (and a slice
+        read is the section's own: ``barriers.own_item``)."""
+        op = ast.Attribute(value=_name("_stm_operator"), attr=_AUG_OPS[type(node.op)],
+                           ctx=ast.Load())
+        value = self.visit(node.value)
+        obj, key = self.temp(), self.temp()
+        current = _call("_stm_own_item", self.tx(), _name(obj), _name(key))
+        new = _call("_stm_aug", self.tx(), op, current, value)
+        stmts: list[ast.stmt] = [
+            ast.Assign(targets=[ast.Name(id=obj, ctx=ast.Store())], value=self.visit(target.value)),
+            ast.Assign(targets=[ast.Name(id=key, ctx=ast.Store())], value=self._index(target.slice)),
+            ast.Assign(targets=[ast.Subscript(value=_name(obj), slice=_name(key),
+                                              ctx=ast.Store())], value=new)]
         return self._located(stmts, node)
 
     def visit_Delete(self, node: ast.Delete) -> ast.AST | list[ast.stmt]:

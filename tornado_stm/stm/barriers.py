@@ -1050,6 +1050,15 @@ def new(tx: Optional[Transaction], obj: Any) -> Any:
     return obj
 
 
+def own_item(tx: Optional[Transaction], container: Any, key: Any) -> Any:
+    """``container[key]`` of a container the section made (``mine[1:3] += [x]``):
+    read in place; a slice is a new list, the section's own."""
+    item = container[key]
+    if type(key) is slice and tx is not None:
+        tx.mark_private(item)
+    return item
+
+
 class Box:
     """The cell of a closure variable that nested functions assign (``nonlocal``).
 
