@@ -474,9 +474,11 @@ class TransactionQueue:
                 return
             f, args, kwargs = item
             me = threading.get_ident()
+            ran = True
             try:
                 run_context.bring_up_to_date()
-                stm.run_section(_queued_call, (f, args, kwargs, self._ending))
+                ran = stm.run_section(_queued_call, (f, args, kwargs, self._ending)) \
+                    is not _RUN_OVER
             except BaseException as exc:
                 with self._lock:
                     if self._error is None:
@@ -486,7 +488,7 @@ class TransactionQueue:
                 with self._lock:
                     self._in_transaction.discard(me)
                     self._busy -= 1
-                    self.number_of_transactions += 1
+                    self.number_of_transactions += ran
                     self._idle.notify_all()
             stm.run_deferred_finalizers()    # (put off while this thread held the lock)
 
@@ -509,6 +511,11 @@ class _Ending:
         self.raised = False
 
 
+#: What a queued call taken after another one raised returns: it did not run
+#: (and is not counted in ``number_of_transactions_in_last_run``).
+_RUN_OVER = object()
+
+
 def _queued_call(f: Callable[..., Any], args: tuple, kwargs: dict, ending: _Ending) -> Any:
     """A queued call, made through the call barrier: an application function
     runs as the section; a library function (``transaction.add(bisect.insort,
@@ -516,7 +523,7 @@ def _queued_call(f: Callable[..., Any], args: tuple, kwargs: dict, ending: _Endi
     code racing the other workers. Nothing runs once a call has raised."""
     tx = _current_tx()
     if barriers.get_attr(tx, ending, "raised"):
-        return None
+        return _RUN_OVER
     run_context.read_in_section(tx)
     try:
         result = barriers.call(tx, f, *args, **kwargs)
