@@ -104,7 +104,7 @@ FOUR_THREADS = frozenset({
     "ctxvar_tokens_across_runs", "clock_two_orders", "window_nested_app", "ctxvar_token_twice",
     "clock_finalizer_abort", "fin_add_in_del", "fin_del_bound_later",
     "ctx_decimal_run_state", "handoff_after_inevitable",
-    "fresh_locals_reach_shared",
+    "fresh_locals_reach_shared", "fresh_list_membership",
 })
 
 #: Programs that pass under the engine and break on plain threads of the

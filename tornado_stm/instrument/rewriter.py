@@ -677,7 +677,11 @@ class Rewriter(ast.NodeTransformer):
                        for o, only in zip(operands, plain)]
             node.left, node.comparators = visited[0], visited[1:]
             return node
-        if self._fresh(node.comparators[0]):
+        needle = self._kind(node.left)
+        if self._fresh(node.comparators[0]) and (
+                needle >= ATOM or needle >= DEEP and isinstance(node.left, ast.Tuple)):
+            # (a list needle is compared with the items, maybe shared lists,
+            # by C code: [k, v] in pending goes through the barrier)
             return self.generic_visit(node)
         test = _call("_stm_in", self.tx(), self.visit(node.left), self.visit(node.comparators[0]))
         if isinstance(node.ops[0], ast.NotIn):
