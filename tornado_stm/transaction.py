@@ -359,6 +359,10 @@ class TransactionQueue:
             self._run_workers(threads)
         _last_count[0] = self.number_of_transactions
         if self._error is not None:
+            # (calls queued by a call that committed just before the raising
+            # one may have landed after it emptied the queue: dropped too)
+            with self._lock:
+                self._pending.clear()
             error, self._error = self._error, None
             raise error
 
@@ -371,26 +375,38 @@ class TransactionQueue:
             # to date before each call: one chain of context variables, as
             # the calls of a serial run share this thread's (run_context).
             context = run_context.RunContext()
-            # Daemon threads: after a Ctrl-C, a transaction that cannot be
-            # interrupted must not keep the process alive.
-            workers = [threading.Thread(target=context.worker(self._worker),
-                                        name=f"transaction-{i}", daemon=True)
-                       for i in range(threads)]
-            self._live_workers = threads
-            for worker in workers:
-                worker.start()
-            try:
-                for worker in workers:
-                    # In short waits: the kernel may hand a Ctrl-C to a
-                    # worker thread, and the main thread runs Python's
-                    # handler only when it comes back from the wait.
-                    while worker.is_alive():
-                        worker.join(self.SIGNAL_POLL_SECONDS)
-                        stm.run_deferred_finalizers()
-            except BaseException as exc:  # KeyboardInterrupt, on the main thread
-                self._interrupt(workers, exc)
-                raise
+            while True:
+                self._run_worker_threads(context, threads)
+                # A finalizer that ran on this thread as the last calls ended
+                # (an object the script made, dropped by a call) may have
+                # queued calls: the run goes on with them.
+                stm.run_deferred_finalizers()
+                with self._lock:
+                    if not self._pending or self._error is not None:
+                        break
             context.hand_back()
+
+    def _run_worker_threads(self, context: run_context.RunContext, threads: int) -> None:
+        """Start ``threads`` workers in ``context`` and wait until they have all stopped."""
+        # Daemon threads: after a Ctrl-C, a transaction that cannot be
+        # interrupted must not keep the process alive.
+        workers = [threading.Thread(target=context.worker(self._worker),
+                                    name=f"transaction-{i}", daemon=True)
+                   for i in range(threads)]
+        self._live_workers = threads
+        for worker in workers:
+            worker.start()
+        try:
+            for worker in workers:
+                # In short waits: the kernel may hand a Ctrl-C to a worker
+                # thread, and the main thread runs Python's handler only
+                # when it comes back from the wait.
+                while worker.is_alive():
+                    worker.join(self.SIGNAL_POLL_SECONDS)
+                    stm.run_deferred_finalizers()
+        except BaseException as exc:  # KeyboardInterrupt, on the main thread
+            self._interrupt(workers, exc)
+            raise
 
     #: How often run()'s main thread looks for a signal another thread received.
     SIGNAL_POLL_SECONDS = 0.1

@@ -105,6 +105,7 @@ FOUR_THREADS = frozenset({
     "clock_finalizer_abort", "fin_add_in_del", "fin_del_bound_later",
     "ctx_decimal_run_state", "handoff_after_inevitable",
     "fresh_locals_reach_shared", "fresh_list_membership",
+    "fin_script_made_dropped_by_calls", "raise_drops_late_handoffs",
 })
 
 #: Programs that pass under the engine and break on plain threads of the
