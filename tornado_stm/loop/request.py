@@ -43,9 +43,10 @@ from typing import Any, Generator, Optional
 
 import tornado.gen
 import tornado.web
+import tornado.websocket
 from tornado.log import app_log
 
-from tornado_stm.stm import current, policy, run_section
+from tornado_stm.stm import calls, current, policy, run_section
 from tornado_stm.stm.registry import is_instrumented
 from tornado_stm.loop import response
 
@@ -70,6 +71,9 @@ def install() -> None:
         for name in ARGUMENT_READERS:
             policy.register_special(getattr(tornado.web.RequestHandler, name),
                                     _read_arguments)
+        # A message sent to a WebSocket's own peer: output, not application state.
+        calls.OUTPUT_ONLY.update((tornado.websocket.WebSocketHandler.write_message,
+                                  tornado.websocket.WebSocketHandler.ping))
         _installed = True
 
 

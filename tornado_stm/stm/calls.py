@@ -1162,10 +1162,20 @@ def _hands_out_an_instance_dict(f: Any, args: tuple) -> bool:
         type(arg) is str and arg == "__dict__" for arg in args)
 
 
+#: Library functions that only send output (a WebSocket message): irrevocable,
+#: but they change no application state, so an inevitable section calls them
+#: in place without holding all they reach (``reach``: walking a handler's
+#: connection, loop and application stalled every other section). Filled by
+#: the event loop (``tornado_stm.loop.request.install``).
+OUTPUT_ONLY: set = set()
+
+
 def _only_writes_out(f: Any) -> bool:
-    """print and logging: unknown to the table, but they change no application state."""
+    """print and logging: unknown to the table, but they change no application
+    state; and what ``OUTPUT_ONLY`` names."""
     return f is print or is_a(getattr(f, "__self__", None), logging.Logger) \
-        or getattr(f, "__module__", None) == "logging"
+        or getattr(f, "__module__", None) == "logging" \
+        or getattr(f, "__func__", None) in OUTPUT_ONLY
 
 
 #: Elements deep_view() looks at inside a value before it gives up and makes
