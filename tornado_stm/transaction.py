@@ -355,8 +355,14 @@ class TransactionQueue:
         self._error = None
         self._ending = _Ending()
         self.number_of_transactions = 0
-        with stm.beside_the_workers():
-            self._run_workers(threads)
+        # This thread is in the run too: a finalizer that runs on it meanwhile
+        # (an object the script made, dropped by a call) adds to this queue.
+        _running.queue = self
+        try:
+            with stm.beside_the_workers():
+                self._run_workers(threads)
+        finally:
+            _running.queue = None
         _last_count[0] = self.number_of_transactions
         if self._error is not None:
             # (calls queued by a call that committed just before the raising
