@@ -36,8 +36,7 @@ context by ``decimal.getcontext()`` may change it in place, which is
 handed on as the call commits too, and so are the flags a call's plain
 arithmetic raises (:func:`note_arithmetic`). The script's own context
 object mirrors the run's, so that a script holding it sees what a serial
-run would, and a call may change it in place; a call that turns inevitable
-computes in it for the rest of its run (:func:`compute_alone`). Only calls made in the worker's own
+run would, and a call may change it in place. Only calls made in the worker's own
 context change the run's (``_HOME``: not a copy, not asyncio's, not a
 thread's), and only by what they changed.
 
@@ -56,8 +55,7 @@ import threading
 from typing import Any, Callable, Optional
 
 from tornado_stm.stm import barriers, policy
-from tornado_stm.stm.txn import (AT_BECOMING_INEVITABLE, AT_INEVITABLE_COMMIT, CURRENT,
-                                 Transaction, held_only_here)
+from tornado_stm.stm.txn import AT_INEVITABLE_COMMIT, CURRENT, Transaction, held_only_here
 
 #: What reads or changes the calling thread's context.
 CONTEXT_FUNCTIONS = (
@@ -82,9 +80,6 @@ class _Worker(threading.local):
     #: The worker's context when the running call first made a context call
     #: (with what was brought up to date since): what the call changed is the difference.
     call_start: dict = {}
-    #: While the running call, inevitable, computes in the script's decimal
-    #: context: the worker's own copy, given the state back at its commit.
-    lent_copy: Optional[decimal.Context] = None
 
 
 #: Tells a worker's own context from another one current on its thread: a
@@ -113,7 +108,6 @@ def install() -> None:
             for function in CONTEXT_FUNCTIONS:
                 policy.register_special(function, _context_call)
             AT_INEVITABLE_COMMIT.append(take_call_changes)
-            AT_BECOMING_INEVITABLE.append(compute_alone)
             _installed = True
 
 
@@ -189,10 +183,6 @@ class RunContext:
         entered and left changed nothing; a decimal context it changed in
         place (``getcontext().prec = 4``) did.
         """
-        lent, _worker.lent_copy = _worker.lent_copy, None
-        if lent is not None and self.decimal_variable.get(None) is self.script_decimal:
-            _give_state(lent, self.script_decimal)       # (see compute_alone)
-            self.decimal_variable.set(lent)
         now = dict(contextvars.copy_context().items())
         start = _worker.call_start if touched else now
         changed = {variable: value for variable, value in now.items()
@@ -344,30 +334,6 @@ def note_arithmetic(tx: Optional[Transaction]) -> None:
                 _worker.call_start = dict(contextvars.copy_context().items())
                 _worker.touched = True
             return
-
-
-def compute_alone(tx: Transaction) -> None:
-    """A worker's call has turned inevitable: it runs alone in the serial order
-    now, under W, and computes in the script's decimal context itself.
-
-    In a serial run the script's context is the one context: a call that
-    holds it (``CTX = decimal.getcontext()`` at the top level), or gets it
-    (``getcontext()`` now answers it), changes and reads what its own
-    arithmetic uses. Reaching it at all made the call inevitable (its
-    attributes are C code's), so this is where the switch is made; the
-    worker's copy gets the state back as the call commits
-    (:meth:`RunContext.take_call_changes`).
-    """
-    run = _worker.run
-    if run is None or not _at_home():
-        return
-    variable = run.decimal_variable
-    mine = _worker.own_copies.get(variable)
-    if mine is None or variable.get(None) is not mine:
-        return
-    _give_state(run.script_decimal, mine)
-    variable.set(run.script_decimal)
-    _worker.lent_copy = mine
 
 
 def take_call_changes(tx: Transaction) -> None:

@@ -417,11 +417,8 @@ def _slot_names(kind: type) -> tuple[str, ...]:
 
 #: Called with an inevitable section as it commits (under W, in the serial
 #: order): what hands on state that plain code changed in place during it
-#: (``run_context.take_call_changes``).
+#: (``run_context.take_decimal_changes``).
 AT_INEVITABLE_COMMIT: list[Callable[["Transaction"], None]] = []
-#: Called with a section that has just turned inevitable (under W): it runs
-#: alone in the serial order from now on (``run_context.compute_alone``).
-AT_BECOMING_INEVITABLE: list[Callable[["Transaction"], None]] = []
 
 
 class Transaction:
@@ -1036,8 +1033,6 @@ class Transaction:
         # their in-place writes must be versioned like any shared object's.
         self.release_private()
         self.stats.inevitable[cause] += 1
-        for hook in AT_BECOMING_INEVITABLE:
-            hook(self)
 
     def read_clock(self, clock: Callable[[], Any]) -> Any:
         """``clock()`` (``time.monotonic``...), to be placed in the serial order at the commit.
