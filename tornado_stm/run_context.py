@@ -54,7 +54,7 @@ import decimal
 import threading
 from typing import Any, Callable, Optional
 
-from tornado_stm.stm import barriers, policy
+from tornado_stm.stm import barriers, finalizer_safe_lock, policy
 from tornado_stm.stm.txn import AT_INEVITABLE_COMMIT, CURRENT, Transaction, held_only_here
 
 #: What reads or changes the calling thread's context.
@@ -133,7 +133,8 @@ class RunContext:
         #: through the barriers, so that a call that began before a change
         #: and would commit after it aborts, and runs again with the change.
         self.generation = 0
-        self._lock = threading.Lock()
+        # (values it replaces may die under it: their finalizers wait)
+        self._lock = finalizer_safe_lock()
 
     def worker(self, work: Callable[[], Any]) -> Callable[[], Any]:
         """``work`` to run on a worker thread, in a copy of the caller's context."""
@@ -491,7 +492,9 @@ def _value_or_missing(variable: contextvars.ContextVar) -> Any:
 _TOKENS: dict[int, contextvars.Token] = {}
 #: Tokens reset here, while the application holds them: a second reset is refused.
 _USED_TOKENS: dict[int, contextvars.Token] = {}
-_tokens_lock = threading.Lock()
+# (a dropped token frees the value it held, whose __del__ may set a variable:
+# finalizers wait while it is held)
+_tokens_lock = finalizer_safe_lock()
 #: id(registry) -> its size at which the tokens only it holds are let go.
 _limits: dict[int, int] = {}
 _TOKENS_FIRST_LIMIT = 64
