@@ -640,8 +640,11 @@ class Shutdown:
             serving.tracker.closing = True
         # Said once it is true (a request arriving from now on is refused),
         # and before the loops stop (then the process ends).
-        print(f"tornado-stm serve: {name}: no new connections; finishing requests in flight "
-              f"(at most {self.timeout:g}s; {name} again stops at once)", flush=True)
+        # One write, its newline included: print() writes the newline apart,
+        # and a worker's access-log line could land between the two.
+        sys.stdout.write(f"tornado-stm serve: {name}: no new connections; finishing requests "
+                         f"in flight (at most {self.timeout:g}s; {name} again stops at once)\n")
+        sys.stdout.flush()
         self.signalled.set()        # a loop that starts serving from now on stops at once
         for serving in self.servings:
             serving.call(lambda serving=serving: serving.begin and serving.begin())
