@@ -286,12 +286,17 @@ def _give_state(context: decimal.Context, source: decimal.Context) -> None:
     """Make ``context`` compute as ``source`` does: its settings, flags and traps."""
     for name in ("prec", "rounding", "Emin", "Emax", "capitals", "clamp"):
         setattr(context, name, getattr(source, name))
-    context.clear_flags()
+    _give_flags(context, source)
     context.clear_traps()
-    for signal, raised in source.flags.items():
-        context.flags[signal] = raised
     for signal, trapped in source.traps.items():
         context.traps[signal] = trapped
+
+
+def _give_flags(context: decimal.Context, source: decimal.Context) -> None:
+    """Make ``context``'s raised flags those of ``source``."""
+    context.clear_flags()
+    for signal, raised in source.flags.items():
+        context.flags[signal] = raised
 
 
 def _decimal_state(context: Any) -> Any:
@@ -314,9 +319,7 @@ def read_in_section(tx: Optional[Transaction]) -> None:
         for variable, mine in _worker.own_copies.items():
             known = _worker.seen.get(variable)
             if type(known) is decimal.Context and mine.flags != known.flags:
-                mine.clear_flags()
-                for signal, raised in known.flags.items():
-                    mine.flags[signal] = raised
+                _give_flags(mine, known)
 
 
 def note_arithmetic(tx: Optional[Transaction]) -> None:
