@@ -178,7 +178,10 @@ def run_deferred_finalizers() -> bool:
             ran = True
             try:
                 action()
-            except Exception:      # as Python does with an exception raised by a finalizer
+            except BaseException:
+                # As CPython does with whatever a finalizer raises, SystemExit
+                # and KeyboardInterrupt included: reported, never propagated
+                # into the code that happened to drop the object.
                 report_unraisable(sys.exc_info(), shown_as)
     finally:
         _finalizers.draining = False
