@@ -97,9 +97,11 @@ def test_a_failing_handler_answers_500_and_the_server_keeps_serving(booking_serv
     state = server_state(booking_server.port)
     # As in plain Tornado: a handler that books, then fails, has booked
     # (the writes made before an exception stay), each seat exactly once.
-    assert sorted(state["seats"]) == ["0", "1", "2", "3"]
-    assert sorted(state["seats"].values()) == ["a", "after", "b", "c"]
-    assert state["seats"]["3"] == "after"
+    seen = f"state: {state}\n'after' answered: {ok[0].body!r}\nserver errors:\n" \
+           f"{booking_server.errors()}"
+    assert sorted(state["seats"]) == ["0", "1", "2", "3"], seen
+    assert sorted(state["seats"].values()) == ["a", "after", "b", "c"], seen
+    assert state["seats"]["3"] == "after", seen
 
 
 #: How long the plain-threads race may take to show (the first round usually does).
