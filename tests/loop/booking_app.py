@@ -18,7 +18,7 @@ CAPACITY = 120
 
 #: seat number -> holder
 SEATS: dict[int, str] = {}
-STATS = {"booked": 0, "refused": 0}
+STATS = {"booked": 0, "refused": 0, "forms": 0, "confirmed": 0}
 
 
 def first_free_seat() -> Optional[int]:
@@ -82,13 +82,27 @@ class AsyncBookHandler(BookHandler):
         BookHandler.post(self)
 
 
+class FormHandler(tornado.web.RequestHandler):
+    """A booking form protected the Tornado way: ``xsrf_form_html()`` in the
+    page sets the token's cookie, and the post checks it."""
+
+    def get(self) -> None:
+        STATS["forms"] += 1
+        self.write(f"<form method=post>{self.xsrf_form_html()}</form>")
+
+    def post(self) -> None:
+        self.check_xsrf_cookie()
+        STATS["confirmed"] += 1
+        self.write({"confirmed": STATS["confirmed"]})
+
+
 class StateHandler(tornado.web.RequestHandler):
     def get(self) -> None:
-        self.write({"seats": {str(seat): holder for seat, holder in SEATS.items()},
-                    "booked": STATS["booked"], "refused": STATS["refused"]})
+        self.write({"seats": {str(seat): holder for seat, holder in SEATS.items()}, **STATS})
 
 
 def make_app() -> tornado.web.Application:
     return tornado.web.Application([(r"/book", BookHandler), (r"/abook", AsyncBookHandler),
                                     (r"/book-or-raise", BookOrRaiseHandler),
+                                    (r"/form", FormHandler),
                                     (r"/state", StateHandler)])
