@@ -88,6 +88,7 @@ class FormHandler(tornado.web.RequestHandler):
 
     def get(self) -> None:
         STATS["forms"] += 1
+        self.set_header("X-Xsrf-Token", self.xsrf_token)
         self.write(f"<form method=post>{self.xsrf_form_html()}</form>")
 
     def post(self) -> None:

@@ -132,8 +132,8 @@ def _xsrf_cookies(page) -> list[str]:
 
 
 def test_an_xsrf_form_is_built_optimistically_with_one_token_in_page_and_cookie(tmp_path) -> None:
-    """``xsrf_form_html()`` makes a token and sets its cookie on the handler's
-    own response: under forced aborts the page and the cookie carry the
+    """``xsrf_token`` (read for a header) and ``xsrf_form_html()`` make a
+    token and set its cookie on the handler's own response: under forced aborts the page and the cookie carry the
     token of the attempt that committed (a retry makes another), the form
     posts back, and no section is made inevitable for it (it was unknown
     Tornado code once: inevitable, with a walk over all the handler
@@ -148,6 +148,7 @@ def test_an_xsrf_form_is_built_optimistically_with_one_token_in_page_and_cookie(
         assert server.stop() == 0, server.output_tail()
     for page in pages:
         assert _xsrf_cookies(page) == [_form_token(page)], (page.headers, page.body)
+        assert page.headers["X-Xsrf-Token"] == _form_token(page), (page.headers, page.body)
     assert len({_form_token(page) for page in pages}) == FORMS
     assert [post.code for post in posts] == [200] * FORMS, server.errors()
     assert [post.code for post in refused] == [403]

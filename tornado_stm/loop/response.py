@@ -50,14 +50,15 @@ from tornado_stm.stm import barriers, current, policy
 from tornado_stm.stm.txn import Transaction
 
 #: RequestHandler methods that only build the handler's own response. The
-#: XSRF ones read the request's cookie and may set the token's cookie on
-#: the response (the ``xsrf_token`` property they go through), nothing
-#: shared: the checkpoint undoes them as it undoes ``set_cookie``.
+#: XSRF ones (``xsrf_token`` a property, its getter registered) read the
+#: request's cookie and may set the token's cookie on the response,
+#: nothing shared: the checkpoint undoes them as it undoes ``set_cookie``.
 RESPONSE_METHODS = (
     "write", "finish", "flush", "redirect", "render", "render_string", "send_error",
     "set_status", "set_header", "add_header", "clear_header", "clear",
     "set_cookie", "clear_cookie", "clear_all_cookies", "set_signed_cookie",
     "set_secure_cookie", "set_etag_header", "xsrf_form_html", "check_xsrf_cookie",
+    "xsrf_token",
 )
 
 _installed = False

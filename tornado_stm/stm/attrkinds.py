@@ -52,7 +52,7 @@ _CACHES = (READ_CACHE, _write_cache, _delete_cache, _refusal_cache)
 _generation = [0]
 
 
-def _find(klass: type, name: str) -> tuple[Optional[type], object]:
+def find_class_attribute(klass: type, name: str) -> tuple[Optional[type], object]:
     for base in klass.__mro__:
         if name in base.__dict__:
             return base, base.__dict__[name]
@@ -108,7 +108,7 @@ def reshapes_class(klass: type, name: str, value: Any) -> bool:
         return True
     if not is_plain_value(value):
         return True
-    owner, current = _find(klass, name)
+    owner, current = find_class_attribute(klass, name)
     return owner is None or not is_plain_value(current)
 
 
@@ -126,13 +126,13 @@ def _classify_read(klass: type, name: str) -> tuple[int, Optional[type]]:
         return UNSAFE, None      # the live dict would escape the barriers
     if klass is super:
         return SUPER, None
-    getattribute = _find(klass, "__getattribute__")[1]
+    getattribute = find_class_attribute(klass, "__getattribute__")[1]
     if getattribute not in (object.__getattribute__, type.__getattribute__) \
             and (not _code_is_safe(getattribute) or issubclass(klass, type)):
         # A metaclass's own __getattribute__ ends in type.__getattribute__,
         # which reads the class's dict in place, past the section's log.
         return UNSAFE, None
-    owner, attr = _find(klass, name)
+    owner, attr = find_class_attribute(klass, name)
     if issubclass(klass, type) and not _is_data_descriptor(attr):
         # Cls.x on a class object: Sub.x may come from Base, so the read
         # depends on every class of the MRO up to the one defining x; the
@@ -179,14 +179,14 @@ def refuses_attribute(klass: type, name: str) -> bool:
 
 
 def _classify_refusal(klass: type, name: str) -> bool:
-    attr = _find(klass, name)[1]
+    attr = find_class_attribute(klass, name)[1]
     return not klass.__dictoffset__ and type(attr) is not MemberDescriptorType \
         and not hasattr(type(attr), "__set__")
 
 
 def _classify_delete(klass: type, name: str) -> int:
     """As _classify_write, but a class's own ``__delattr__`` is what runs."""
-    delattr_fn = _find(klass, "__delattr__")[1]
+    delattr_fn = find_class_attribute(klass, "__delattr__")[1]
     if delattr_fn not in _SAFE_DELATTRS:
         return W_RUN if _code_is_safe(delattr_fn) else W_UNSAFE
     return _classify_write(klass, name)
@@ -195,10 +195,10 @@ def _classify_delete(klass: type, name: str) -> int:
 def _classify_write(klass: type, name: str) -> int:
     if name == "__dict__" or name == "__class__":
         return W_UNSAFE
-    setattr_fn = _find(klass, "__setattr__")[1]
+    setattr_fn = find_class_attribute(klass, "__setattr__")[1]
     if setattr_fn not in _SAFE_SETATTRS:
         return W_RUN if _code_is_safe(setattr_fn) else W_UNSAFE
-    owner, attr = _find(klass, name)
+    owner, attr = find_class_attribute(klass, name)
     if refuses_attribute(klass, name):
         # Python raises AttributeError: where the program wrote it, inside
         # its try, not when the commit publishes a buffered write.

@@ -153,10 +153,23 @@ def get_attr(tx: Optional[Transaction], obj: Any, name: str, *default: Any) -> A
         raise
     if name == "__dict__":
         return instance_dict(tx, obj)
+    getter = _property_getter_with_own_handler(type(obj), name)
+    if getter is not None:
+        return policy.lookup(getter).handler(tx, getter, (obj,), {})
     tx.become_inevitable(f"attribute {policy.qualified_name(type(obj))}.{name}")
     if kind == NONDATA:
         return _read_nondata_in_place(obj, name, default)
     return getattr(obj, name, *default)
+
+
+def _property_getter_with_own_handler(klass: type, name: str) -> Any:
+    """The getter of property ``klass.name`` if the engine has a handler for
+    calls of it (``RequestHandler.xsrf_token``: the response's own), else None."""
+    attr = attrkinds.find_class_attribute(klass, name)[1]
+    if type(attr) is property and attr.fget is not None \
+            and policy.lookup(attr.fget).kind == "special":
+        return attr.fget
+    return None
 
 
 def _read_nondata_in_place(obj: Any, name: str, default: tuple) -> Any:
