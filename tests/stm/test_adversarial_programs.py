@@ -106,7 +106,7 @@ FOUR_THREADS = frozenset({
     "ctx_decimal_run_state", "handoff_after_inevitable",
     "fresh_locals_reach_shared", "fresh_list_membership",
     "fin_script_made_dropped_by_calls", "raise_drops_late_handoffs",
-    "ctxvar_token_value_del",
+    "ctxvar_token_value_del", "buffer_mod_template", "operator_results_shared",
 })
 
 #: Programs that pass under the engine and break on plain threads of the

@@ -200,9 +200,10 @@ def fresh_locals(bindings: LocalBindings) -> set[str]:
 #: new but not private: a write to it goes to the redo log like any other,
 #: so a local bound to one is UNKNOWN (plain ``x + y`` would miss that
 #: write); only an operand used where it is made (``(a + b) + c``) is SCALAR.
-#: The results of operators of application classes (``__add__``, ``__eq__``,
-#: ``__neg__``) are taken to be atoms: an application operator that returns a
-#: shared container is not supported.
+#: An operator or ``abs``/``round``/``pow`` with an operand that is not
+#: known to be a number or a string may run an application class's method
+#: (``tree / "a"``, ``~q``, ``q < 3``, ``abs(v)``), which can return anything,
+#: a shared container included: its result is UNKNOWN.
 UNKNOWN, SCALAR, DEEP, ATOM, NUMBER = range(5)
 
 _NUMBER_TYPES = (int, float, complex, bool)
@@ -211,8 +212,8 @@ _NUMBER_BUILTINS = frozenset({"len", "int", "float", "bool", "hash", "id", "ord"
                               "issubclass", "callable"})
 #: abs(n), round(n), pow(n, m), min(n, m), max(n, m) of numbers are numbers.
 _NUMERIC_BUILTINS = frozenset({"abs", "round", "pow", "min", "max"})
-#: Numbers or strings for builtin arguments, an application operator's result otherwise.
-_ATOM_BUILTINS = frozenset({"str", "repr", "format", "chr", "abs", "round", "pow"})
+#: Strings whatever their arguments.
+_ATOM_BUILTINS = frozenset({"str", "repr", "format", "chr"})
 _CONTAINER_DISPLAYS = (ast.List, ast.Dict, ast.Set)
 _MADE = (ast.ListComp, ast.DictComp, ast.SetComp, ast.GeneratorExp, ast.Lambda)
 #: Operators that make a container out of containers (concatenation, repetition, set
@@ -266,15 +267,18 @@ class Kinds:
             operand = kind(node.operand)
             if isinstance(node.op, ast.Not) or operand == NUMBER:
                 return NUMBER
-            # -counter and +counter make a Counter; ~ is for numbers only.
-            return ATOM if operand >= DEEP or isinstance(node.op, ast.Invert) else made
+            # -counter and +counter make a Counter; ~x may be x.__invert__().
+            return ATOM if operand >= DEEP else made
         if isinstance(node, ast.BinOp):
             return self._binop(node.op, kind(node.left), kind(node.right), made)
         if isinstance(node, ast.Compare):
+            operands = [kind(o) for o in (node.left, *node.comparators)]
             if all(isinstance(op, _IDENTITY_OR_MEMBERSHIP) for op in node.ops) \
-                    or all(kind(o) == NUMBER for o in (node.left, *node.comparators)):
+                    or all(o == NUMBER for o in operands):
                 return NUMBER
-            return ATOM
+            # Builtin comparisons give bools; an application class's
+            # __lt__/__eq__ may give anything.
+            return ATOM if min(operands) >= DEEP else UNKNOWN
         if isinstance(node, ast.BoolOp):                # the value is one of the operands
             return min(kind(v) for v in node.values)
         if isinstance(node, ast.IfExp):
@@ -301,7 +305,10 @@ class Kinds:
         if left == NUMBER and right == NUMBER and not isinstance(op, ast.MatMult):
             return NUMBER
         if not isinstance(op, _COLLECTING):
-            return ATOM         # numbers or strings (% formats), or TypeError, on builtins
+            # Numbers or strings (% formats), or TypeError, on builtins; an
+            # application class's operator (__truediv__...) returns anything.
+            return ATOM if min(left, right) >= DEEP or (isinstance(op, ast.Mod) and left >= ATOM) \
+                else UNKNOWN
         if isinstance(op, ast.Mult):
             # Repetition keeps the items: 3 * lst is a new list of them.
             return min(left, right, ATOM) if min(left, right) >= DEEP else made

@@ -929,10 +929,11 @@ class Rewriter(ast.NodeTransformer):
         return node
 
     def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
-        # A container combined with a number (x + 1, n % 2, x - dx with dx
-        # a number) raises TypeError without reading its contents; only
-        # repetition (lst * 2) reads it.
-        by_number = not isinstance(node.op, ast.Mult)
+        # A container combined with a number (x + 1, x - dx with dx a
+        # number) raises TypeError without reading its contents; only
+        # repetition (lst * 2) reads it, and a bytearray's % (buf % 7
+        # formats the buffer as a printf template).
+        by_number = not isinstance(node.op, (ast.Mult, ast.Mod))
         left, right = self._kind(node.left), self._kind(node.right)
         if max(left, right) < SCALAR and not isinstance(node.op, ast.Mod):
             # a - b, both read: one binary() call rather than two view().

@@ -1,4 +1,4 @@
-"""Shared objects whose __del__ raises SystemExit or KeyboardInterrupt, dropped by calls.
+"""Shared objects whose __del__ raises SystemExit, KeyboardInterrupt or GeneratorExit, dropped by calls.
 
 Fifty objects made by the script sit in a shared dict; each call deletes one.
 The last reference goes when the call commits, so the finalizer is put off
@@ -25,7 +25,7 @@ class Boom:
         self.i = i
 
     def __del__(self):
-        raise (SystemExit if self.i % 2 else KeyboardInterrupt)(f"boom {self.i}")
+        raise (SystemExit, KeyboardInterrupt, GeneratorExit)[self.i % 3](f"boom {self.i}")
 
 
 SHARED = {i: Boom(i) for i in range(50)}
