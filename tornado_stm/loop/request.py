@@ -48,6 +48,7 @@ from tornado.log import app_log
 
 from tornado_stm.stm import calls, current, policy, run_section
 from tornado_stm.stm.registry import is_instrumented
+from tornado_stm.stm.threadcopies import ThreadCopies
 from tornado_stm.loop import response
 
 #: Tornado's own ``RequestHandler._execute`` and ``log_exception``.
@@ -131,27 +132,17 @@ def _hooks_run_in_one_step(handler: tornado.web.RequestHandler) -> bool:
     if current() is not None or handler.request.connection is None:
         return False
     key = (type(handler), handler.request.method)
-    kinds = _one_step_kinds.known
+    kinds = _one_step_kinds.of("one step")
     known = kinds.get(key)
     if known is None:
         known = kinds[key] = _plain_instrumented_hooks(*key)
     return known
 
 
-class _OneStepKinds(threading.local):
-    """(handler class, HTTP method) -> what _plain_instrumented_hooks says of it.
-
-    One table per thread: on free-threaded CPython a dict lookup whose key
-    is not a string locks the dict, and one table shared by every loop
-    was the hottest lock of a short request (a sixth of the CPU time of a
-    hello world on 2 threads went into spinning for it).
-    """
-
-    def __init__(self) -> None:
-        self.known: dict[tuple[type, Optional[str]], bool] = {}
-
-
-_one_step_kinds = _OneStepKinds()
+#: Per thread (threadcopies: one table every loop reads was the hottest lock
+#: of a short request): (handler class, HTTP method) -> whether its hooks
+#: run in one section (_plain_instrumented_hooks).
+_one_step_kinds = ThreadCopies()
 
 _REQUEST_HANDLER_BASES = frozenset(tornado.web.RequestHandler.__mro__)
 

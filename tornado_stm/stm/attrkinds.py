@@ -19,6 +19,7 @@ from typing import Any, Optional
 
 from tornado_stm.stm import policy
 from tornado_stm.stm.registry import is_instrumented
+from tornado_stm.stm.threadcopies import ThreadCopies
 
 # Read kinds.
 PLAIN = 0         # an instance attribute or a method: versioned per (obj, name)
@@ -63,15 +64,29 @@ def _code_is_safe(fn: object) -> bool:
     return is_instrumented(fn) or policy.lookup(fn).kind == "pure"
 
 
+#: Each thread's copies of the caches (see threadcopies).
+_per_thread = ThreadCopies()
+
+
 def _cached(cache: dict, classify: Any, klass: type, name: str) -> Any:
+    """``classify(klass, name)``, cached in ``cache`` and in this thread's copy of it.
+
+    A thread looks in its own copy first (``threadcopies``: the shared
+    table, read at every attribute barrier, was the A-star game's hottest
+    lock). ``forget`` bumps the generation, which drops every thread's copies.
+    """
+    generation = _generation[0]
+    copy = _per_thread.of(id(cache), generation)
     key = (klass, name)
-    cached = cache.get(key)
+    cached = copy.get(key)
     if cached is None:
-        generation = _generation[0]
-        cached = classify(klass, name)
-        with _lock:
-            if generation == _generation[0]:
-                cache[key] = cached
+        cached = cache.get(key)
+        if cached is None:
+            cached = classify(klass, name)
+            with _lock:
+                if generation == _generation[0]:
+                    cache[key] = cached
+        copy[key] = cached
     return cached
 
 

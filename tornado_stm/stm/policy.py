@@ -55,6 +55,7 @@ from types import (BuiltinFunctionType, FunctionType, MethodDescriptorType, Meth
 from typing import Callable, Optional
 
 from tornado_stm.stm.settings import SettingError
+from tornado_stm.stm.threadcopies import ThreadCopies
 
 logger = logging.getLogger(__name__)
 
@@ -352,19 +353,21 @@ def normalize(f: object) -> object:
     return f
 
 
-_descriptors: dict[tuple[type, str], object] = {}
+#: (class, name) -> what the class's MRO holds under name, per thread (threadcopies).
+_descriptors = ThreadCopies()
 
 
 def _descriptor(owner: type, name: str) -> object:
     key = (owner, name)
-    found = _descriptors.get(key)
+    descriptors = _descriptors.of("descriptors")
+    found = descriptors.get(key)
     if found is None:
         found = key
         for klass in owner.__mro__:
             if name in klass.__dict__:
                 found = klass.__dict__[name]
                 break
-        _descriptors[key] = found
+        descriptors[key] = found
     return found
 
 
