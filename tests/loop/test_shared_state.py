@@ -102,6 +102,11 @@ def test_a_failing_handler_answers_500_and_the_server_keeps_serving(booking_serv
     assert sorted(state["seats"]) == ["0", "1", "2", "3"], seen
     assert sorted(state["seats"].values()) == ["a", "after", "b", "c"], seen
     assert state["seats"]["3"] == "after", seen
+    # Each failure is the handler's own, logged once: a 500 of the engine's
+    # (a checkpoint that raised before the handler ran) shows here as itself.
+    output = open(booking_server.output_path).read()
+    assert output.count("Traceback (most recent call last)") == 3, seen
+    assert output.count("RuntimeError: the handler fails after booking") == 3, seen
 
 
 #: How long the plain-threads race may take to show (the first round usually does).

@@ -164,7 +164,13 @@ class _Recording:
         self.tx = tx
         self.handler = handler
         self.actions: list[tuple[Callable[..., Any], tuple, Optional[Future]]] = []
-        self.saved = dict(vars(handler))
+        # Copied item by item, not with dict(vars(handler)): on free-threaded
+        # CPython before 3.13.6 (gh-132617) that merge checks the *shared*
+        # keys of the class, so another thread giving a new attribute name to
+        # another handler of the class (its first requests, on a fresh
+        # server) made it raise "dict mutated during update": the request
+        # answered 500 without running its handler.
+        self.saved = dict(vars(handler).items())
         # None while Tornado's clear() runs set_default_headers() inside the
         # handler's __init__: the buffer is made after it.
         buffer = getattr(handler, "_write_buffer", None)

@@ -750,7 +750,9 @@ def _arguments_filled(args: tuple, kwargs: dict) -> Callable[[], list]:
         else:
             namespace = arg if isinstance(arg, dict) else getattr(arg, "__dict__", None)
             if isinstance(namespace, dict) and len(namespace) <= _WATCHED_SIZE:
-                watched.append((namespace, dict(namespace), None))
+                # An instance's __dict__ item by item: see response._Recording.
+                before = dict(namespace) if namespace is arg else dict(namespace.items())
+                watched.append((namespace, before, None))
 
     def filled() -> list:
         added = []
