@@ -77,7 +77,8 @@ class LocalBindings:
         bad: set[str] = set()
         sole_targets: set[int] = set()
         for node in _scope_nodes(function):
-            bindings = _simple_bindings(node, rebound, constants)
+            # (range as a local, a parameter or a closure variable is not the builtin)
+            bindings = _simple_bindings(node, rebound | self.shadowing, constants)
             for target, value in bindings or ():
                 values.setdefault(target.id, []).append(value)
                 sole_targets.add(id(target))
@@ -267,8 +268,9 @@ class Kinds:
             operand = kind(node.operand)
             if isinstance(node.op, ast.Not) or operand == NUMBER:
                 return NUMBER
-            # -counter and +counter make a Counter; ~x may be x.__invert__().
-            return ATOM if operand >= DEEP else made
+            # -counter and +counter make a Counter; on an application object
+            # -x, +x and ~x are its own methods, which may return anything.
+            return ATOM if operand >= DEEP else made if operand >= SCALAR else UNKNOWN
         if isinstance(node, ast.BinOp):
             return self._binop(node.op, kind(node.left), kind(node.right), made)
         if isinstance(node, ast.Compare):
@@ -301,19 +303,27 @@ class Kinds:
 
     @staticmethod
     def _binop(op: ast.operator, left: int, right: int, made: int) -> int:
-        """The level of ``left op right`` from the levels of its operands."""
+        """The level of ``left op right`` from the levels of its operands.
+
+        Only operands known to be builtin values or containers (SCALAR and
+        above) make a builtin operator run; with an UNKNOWN operand the
+        operator may be an application class's (``__add__``, ``__radd__``,
+        ``__truediv__``...), whose result may be anything, a shared
+        container included.
+        """
         if left == NUMBER and right == NUMBER and not isinstance(op, ast.MatMult):
             return NUMBER
+        if isinstance(op, ast.Mod) and left == ATOM:
+            return ATOM         # a string formats: str.__mod__ runs first
+        if min(left, right) < SCALAR:
+            return UNKNOWN
         if not isinstance(op, _COLLECTING):
-            # Numbers or strings (% formats), or TypeError, on builtins; an
-            # application class's operator (__truediv__...) returns anything.
-            return ATOM if min(left, right) >= DEEP or (isinstance(op, ast.Mod) and left >= ATOM) \
-                else UNKNOWN
+            return ATOM         # numbers or strings, or TypeError, on builtins
         if isinstance(op, ast.Mult):
             # Repetition keeps the items: 3 * lst is a new list of them.
             return min(left, right, ATOM) if min(left, right) >= DEEP else made
         if max(left, right) >= ATOM:
-            return ATOM         # a number or string with anything else: TypeError
+            return ATOM         # a number or string with a builtin value: TypeError
         if min(left, right) >= DEEP:
             return DEEP         # tuple + tuple
         return SCALAR if max(left, right) >= DEEP else made

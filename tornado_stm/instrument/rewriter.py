@@ -73,8 +73,10 @@ RUNTIME_NAMES = {
     "_stm_await": "awaited", "_stm_raise": "raised", "_stm_bases": "class_bases",
     "_stm_patterns": "match_patterns", "_stm_stores": "stores_in_place",
     "_stm_callee": "recursive_callee", "_stm_locals": "frame_names",
-    "_stm_pairs": "pairs_operand",
+    "_stm_pairs": "pairs_operand", "_stm_compared": "compared",
 }
+#: Rich comparison methods: what they return goes through barriers.compared.
+_RICH_COMPARISONS = frozenset({"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"})
 #: The module's own globals dict, injected as this name.
 GLOBALS_NAME = "_stm_G"
 TX_NAME = "_stm_tx"
@@ -221,6 +223,9 @@ class _Scope:
         #: (and ``self.walk(n - 1)``, ``self`` its first parameter, most likely).
         self.own_name: Optional[str] = None
         self.first_param: Optional[str] = None
+        #: A class's rich comparison method (``__eq__``, ``__lt__``...): what
+        #: it returns goes through ``compared`` (see visit_Return).
+        self.compares = False
         #: A class body's temporaries (class attributes until the body ends).
         self.class_temps: list[str] = []
 
@@ -243,6 +248,10 @@ class Rewriter(ast.NodeTransformer):
         self.module_names = {symbol.get_name() for symbol in top.get_symbols()
                              if symbol.is_assigned() or symbol.is_imported()
                              or symbol.is_namespace()}
+        if any(isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names)
+               for node in ast.walk(tree)):
+            # from m import *: any builtin may be rebound by names no table lists.
+            self.module_names |= set(dir(builtins))
         #: The module's globals its functions read plainly (not declared
         #: ``global`` anywhere): rebinding one must be seen (registry.reads_plainly).
         self.plain_global_reads: set[str] = set()
@@ -373,6 +382,7 @@ class Rewriter(ast.NodeTransformer):
                        local_kinds(bindings, self.module_names, plain).items()
                        if name not in own_boxed}
         scope.constants = bindings.constants
+        scope.compares = plain and getattr(node, "_stm_compares", False)
         saved, self.scope = self.scope, scope
         try:
             body = self._visit_body(node.body)
@@ -480,8 +490,20 @@ class Rewriter(ast.NodeTransformer):
             stmts = [ast.With(items=[ast.withitem(context_expr=holding)], body=stmts)]
         return self._located(stmts, node)
 
+    def visit_Return(self, node: ast.Return) -> ast.AST:
+        self.generic_visit(node)
+        if node.value is not None and self.scope is not None and self.scope.compares:
+            # The interpreter and C code test a comparison's result themselves
+            # (a chained comparison, a match value pattern, x in seq), where
+            # no barrier of the caller stands: see barriers.compared.
+            node.value = ast.copy_location(_call("_stm_compared", _name(TX_NAME), node.value),
+                                           node.value)
+        return node
+
     def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
         for statement in _class_body_statements(node.body):
+            if isinstance(statement, ast.FunctionDef) and statement.name in _RICH_COMPARISONS:
+                statement._stm_compares = True        # type: ignore[attr-defined]
             # ``__del__ = release``: a finalizer under another name (maybe
             # under an ``if``).
             if isinstance(statement, (ast.Assign, ast.AnnAssign)) and any(

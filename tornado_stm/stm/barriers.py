@@ -842,6 +842,25 @@ def truth(tx: Optional[Transaction], obj: Any) -> bool:
     return bool(operand(tx, obj))          # (not UL: UserList.__len__ reads UL.data)
 
 
+def compared(tx: Optional[Transaction], result: Any) -> Any:
+    """What an application's rich comparison method (``__eq__``, ``__lt__``...) returns.
+
+    The interpreter and C code test a comparison's result themselves where
+    no barrier of the caller stands: the middle of a chained comparison
+    (``a < b < c``), a ``match`` value pattern, ``x in seq``,
+    ``list.count``, ``sorted``. A shared container returned there would
+    have its truth read in place: the section becomes inevitable first, so
+    that read is a serial run's. A bool, or anything the section made, is
+    returned as it is.
+    """
+    if tx is None or tx.inevitable or type(result) in IMMUTABLE_TYPES \
+            or id(result) in tx.private:
+        return result
+    if isinstance(result, (*CONTAINER_TYPES, bytearray)):
+        tx.become_inevitable("a comparison method returned a shared container")
+    return result
+
+
 def touch(tx: Optional[Transaction], obj: Any) -> Any:
     """An operand of ``or``/``and`` whose value is kept: recorded, returned as itself.
 
