@@ -387,6 +387,10 @@ def reshaped_class(tx: Optional[Transaction], obj: Any, name: str, op: Any, *val
     def reshape() -> None:
         attrkinds.forget(obj)
         op(obj, name, *value)
+        # Again after: a kind another thread worked out from the class as it
+        # was, in between, would outlive the change (its section aborts on
+        # RESHAPE_STRIPE, but its retry would find the stale kind cached).
+        attrkinds.forget(obj)
         if name == "__del__":
             forget_finalized()
 
