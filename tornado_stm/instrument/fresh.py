@@ -313,8 +313,9 @@ class Kinds:
         """
         if left == NUMBER and right == NUMBER and not isinstance(op, ast.MatMult):
             return NUMBER
-        if isinstance(op, ast.Mod) and left == ATOM:
-            return ATOM         # a string formats: str.__mod__ runs first
+        if isinstance(op, ast.Mod) and left == ATOM and right >= SCALAR:
+            return ATOM         # a string formats a builtin value (a str subclass's
+                                # __rmod__ would run first)
         if min(left, right) < SCALAR:
             return UNKNOWN
         if not isinstance(op, _COLLECTING):

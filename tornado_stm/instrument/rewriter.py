@@ -75,8 +75,10 @@ RUNTIME_NAMES = {
     "_stm_callee": "recursive_callee", "_stm_locals": "frame_names",
     "_stm_pairs": "pairs_operand", "_stm_compared": "compared",
 }
-#: Rich comparison methods: what they return goes through barriers.compared.
-_RICH_COMPARISONS = frozenset({"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"})
+#: Methods whose result the interpreter or C code tests itself (rich
+#: comparisons, ``in``, a ``with``'s exit): it goes through barriers.compared.
+_TESTED_RESULTS = frozenset({"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
+                             "__contains__", "__exit__", "__aexit__"})
 #: The module's own globals dict, injected as this name.
 GLOBALS_NAME = "_stm_G"
 TX_NAME = "_stm_tx"
@@ -223,8 +225,9 @@ class _Scope:
         #: (and ``self.walk(n - 1)``, ``self`` its first parameter, most likely).
         self.own_name: Optional[str] = None
         self.first_param: Optional[str] = None
-        #: A class's rich comparison method (``__eq__``, ``__lt__``...): what
-        #: it returns goes through ``compared`` (see visit_Return).
+        #: A class's method whose result the interpreter tests (``__eq__``,
+        #: ``__contains__``, ``__exit__``...): what it returns goes through
+        #: ``compared`` (see visit_Return).
         self.compares = False
         #: A class body's temporaries (class attributes until the body ends).
         self.class_temps: list[str] = []
@@ -382,7 +385,7 @@ class Rewriter(ast.NodeTransformer):
                        local_kinds(bindings, self.module_names, plain).items()
                        if name not in own_boxed}
         scope.constants = bindings.constants
-        scope.compares = plain and getattr(node, "_stm_compares", False)
+        scope.compares = getattr(node, "_stm_compares", False)
         saved, self.scope = self.scope, scope
         try:
             body = self._visit_body(node.body)
@@ -496,13 +499,14 @@ class Rewriter(ast.NodeTransformer):
             # The interpreter and C code test a comparison's result themselves
             # (a chained comparison, a match value pattern, x in seq), where
             # no barrier of the caller stands: see barriers.compared.
-            node.value = ast.copy_location(_call("_stm_compared", _name(TX_NAME), node.value),
+            node.value = ast.copy_location(_call("_stm_compared", self.tx(), node.value),
                                            node.value)
         return node
 
     def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
         for statement in _class_body_statements(node.body):
-            if isinstance(statement, ast.FunctionDef) and statement.name in _RICH_COMPARISONS:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                    and statement.name in _TESTED_RESULTS:
                 statement._stm_compares = True        # type: ignore[attr-defined]
             # ``__del__ = release``: a finalizer under another name (maybe
             # under an ``if``).

@@ -1178,6 +1178,17 @@ fp_contains(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             && (!is_immutable_type(args[1])
                 || (holds_values(args[1]) && !flat_immutable_values(args[1], 0))))
         return to_python(B_CONTAINS, args, nargs, NULL);
+    /* A container without __contains__ (an iterator, an application
+     * iterable) is iterated by C, which compares the needle with each item,
+     * contents included: Python's (private or not), as are needles that
+     * compare nested values. */
+    if (nargs == 3) {
+        PySequenceMethods *seq = Py_TYPE(args[2])->tp_as_sequence;
+        if ((seq == NULL || seq->sq_contains == NULL)
+                && (!is_immutable_type(args[1])
+                    || (holds_values(args[1]) && !flat_immutable_values(args[1], 0))))
+            return to_python(B_CONTAINS, args, nargs, NULL);
+    }
     int mode = barrier_prologue(B_CONTAINS, nargs == 3, args, nargs, 2, 1, &result);
     if (mode == MODE_DONE)
         return result;

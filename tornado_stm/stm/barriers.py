@@ -653,6 +653,13 @@ def contains(tx: Optional[Transaction], item: Any, container: Any) -> bool:
         # (a set only compares hashable items; a tuple of atoms reads nothing nested)
         return item in deep_view(tx, container)
     kind = type(container)
+    if getattr(kind, "__contains__", None) is None and _compares_nested(item):
+        # An iterator, or an application iterable without __contains__ (made
+        # by this section or not): C compares the needle with each item its
+        # __iter__ (or __getitem__) hands out, the contents of both, where
+        # no barrier stands.
+        tx.become_inevitable("'in' compares with the items of an iterable")
+        return item in container
     if kind in IMMUTABLE_TYPES or id(container) in tx.private:
         return item in container
     if isinstance(container, dict):
@@ -847,22 +854,34 @@ def truth(tx: Optional[Transaction], obj: Any) -> bool:
 
 
 def compared(tx: Optional[Transaction], result: Any) -> Any:
-    """What an application's rich comparison method (``__eq__``, ``__lt__``...) returns.
+    """What an application's ``__eq__``, ``__lt__``..., ``__contains__`` or ``__exit__`` returns.
 
-    The interpreter and C code test a comparison's result themselves where
-    no barrier of the caller stands: the middle of a chained comparison
+    The interpreter and C code test such a result themselves, where no
+    barrier of the caller stands: the middle of a chained comparison
     (``a < b < c``), a ``match`` value pattern, ``x in seq``,
-    ``list.count``, ``sorted``. A shared container returned there would
-    have its truth read in place: the section becomes inevitable first, so
-    that read is a serial run's. A bool, or anything the section made, is
-    returned as it is.
+    ``list.count``, ``sorted``, the ``in`` operator, a ``with`` deciding
+    whether to swallow an exception. A shared container (or any value whose
+    truth library code reads: a ``UserList``) would have its truth read in
+    place: the section becomes inevitable first, so that read is a serial
+    run's. A bool, ``NotImplemented``, anything the section made, or an
+    object whose truth is instrumented code is returned as it is.
     """
     if tx is None or tx.inevitable or type(result) in IMMUTABLE_TYPES \
-            or id(result) in tx.private:
+            or result is NotImplemented or id(result) in tx.private:
         return result
-    if isinstance(result, (*CONTAINER_TYPES, bytearray)):
-        tx.become_inevitable("a comparison method returned a shared container")
+    if isinstance(result, (*CONTAINER_TYPES, bytearray)) or _truth_read_unseen(type(result)):
+        tx.become_inevitable("a comparison or test method returned a shared value")
     return result
+
+
+def _truth_read_unseen(kind: type) -> bool:
+    """True if ``bool()`` of a ``kind`` runs code the barriers do not see
+    (its ``__bool__`` or ``__len__`` is not instrumented: C or library code)."""
+    for name in ("__bool__", "__len__"):
+        method = getattr(kind, name, None)
+        if method is not None:
+            return not is_instrumented(method)
+    return False
 
 
 def touch(tx: Optional[Transaction], obj: Any) -> Any:
