@@ -1172,19 +1172,15 @@ fp_contains(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     PyObject *result;
     /* [1, 2] in rows (rows private or not) compares nested values: Python's.
-     * A set only hashes and compares hashable items; a tuple of atoms
-     * compared with anything reads nothing nested. */
-    if (nargs == 3 && (PyTuple_CheckExact(args[2]) || PyList_CheckExact(args[2]))
-            && (!is_immutable_type(args[1])
-                || (holds_values(args[1]) && !flat_immutable_values(args[1], 0))))
-        return to_python(B_CONTAINS, args, nargs, NULL);
-    /* A container without __contains__ (an iterator, an application
-     * iterable) is iterated by C, which compares the needle with each item,
-     * contents included: Python's (private or not), as are needles that
-     * compare nested values. */
+     * So does a needle of that kind in a container without __contains__ (an
+     * iterator, an application iterable), which C iterates, comparing the
+     * needle with each item, contents included. A set only hashes and
+     * compares hashable items; a tuple of atoms compared with anything
+     * reads nothing nested. */
     if (nargs == 3) {
         PySequenceMethods *seq = Py_TYPE(args[2])->tp_as_sequence;
-        if ((seq == NULL || seq->sq_contains == NULL)
+        if ((PyTuple_CheckExact(args[2]) || PyList_CheckExact(args[2])
+                    || seq == NULL || seq->sq_contains == NULL)
                 && (!is_immutable_type(args[1])
                     || (holds_values(args[1]) && !flat_immutable_values(args[1], 0))))
             return to_python(B_CONTAINS, args, nargs, NULL);
