@@ -417,3 +417,17 @@ def test_what_a_rich_comparison_method_returns_goes_through_compared() -> None:
                             "    def helper(self):\n        return self.kids\n", "cmp.py"))
     assert "return _stm_compared(_stm_tx, _stm_ga(_stm_tx, self, 'kids'))" in code
     assert code.count("_stm_compared(") == 1              # helper() returns as it is
+
+
+def test_a_tested_method_bound_without_its_def_goes_through_tested_method() -> None:
+    # __eq__ = lambda ..., __contains__ = helper in the class body, Key.__exit__ =
+    # helper after it: the value gets what a def of that name gets (a
+    # wrapper whose result goes through compared); other names are bound plainly.
+    code = _unparse(rewrite("class P:\n    __eq__ = lambda self, k: k\n"
+                            "    if X:\n        __contains__ = helper\n"
+                            "    other = helper\n"
+                            "P.__exit__ = helper\nP.exit = helper\n", "bound.py"))
+    assert "__eq__ = _stm_tested(_stm_entry(lambda self, k: k))" in code
+    assert "__contains__ = _stm_tested(helper)" in code
+    assert "P.__exit__ = _stm_tested(helper)" in code
+    assert code.count("_stm_tested(") == 3

@@ -74,6 +74,7 @@ RUNTIME_NAMES = {
     "_stm_patterns": "match_patterns", "_stm_stores": "stores_in_place",
     "_stm_callee": "recursive_callee", "_stm_locals": "frame_names",
     "_stm_pairs": "pairs_operand", "_stm_compared": "compared",
+    "_stm_tested": "tested_method",
 }
 #: Methods whose result the interpreter or C code tests itself (rich
 #: comparisons, ``in``, a ``with``'s exit): it goes through barriers.compared.
@@ -166,11 +167,25 @@ def _targets(statement: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
     return statement.targets if isinstance(statement, ast.Assign) else [statement.target]
 
 
-def _wrap_finalizer(statement: ast.Assign | ast.AnnAssign) -> None:
-    """``__del__ = value``: the value gets the finalizer rules (``section.finalizer``)."""
+def _wrap_special_method(statement: ast.Assign | ast.AnnAssign, name: str) -> None:
+    """``__del__ = value`` or ``__eq__ = value`` (a lambda, a function bound
+    under another name): the value gets the rules a ``def`` of that name
+    gets (``section.finalizer``, ``barriers.tested_method``)."""
+    wrapper = "_stm_finalizer" if name == "__del__" else "_stm_tested"
     if statement.value is not None:
-        statement.value = ast.copy_location(_call("_stm_finalizer", statement.value),
-                                            statement.value)
+        statement.value = ast.copy_location(_call(wrapper, statement.value), statement.value)
+
+
+def _special_method_bound(targets: list[ast.expr], attribute: bool) -> Optional[str]:
+    """The name of a special method with rules of its own (``__del__``, or a
+    method whose result C tests) that an assignment binds: in a class body
+    as a name, or after the class statement as an attribute."""
+    for target in targets:
+        name = target.attr if attribute and isinstance(target, ast.Attribute) else \
+            target.id if not attribute and isinstance(target, ast.Name) else None
+        if name == "__del__" or name in _TESTED_RESULTS:
+            return name
+    return None
 
 
 def _call(function: str, *args: ast.expr) -> ast.Call:
@@ -508,11 +523,13 @@ class Rewriter(ast.NodeTransformer):
             if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) \
                     and statement.name in _TESTED_RESULTS:
                 statement._stm_compares = True        # type: ignore[attr-defined]
-            # ``__del__ = release``: a finalizer under another name (maybe
+            # ``__del__ = release``, ``__eq__ = lambda self, o: ...``: a
+            # special method not written as a ``def`` of its name (maybe
             # under an ``if``).
-            if isinstance(statement, (ast.Assign, ast.AnnAssign)) and any(
-                    isinstance(t, ast.Name) and t.id == "__del__" for t in _targets(statement)):
-                _wrap_finalizer(statement)
+            if isinstance(statement, (ast.Assign, ast.AnnAssign)):
+                special = _special_method_bound(_targets(statement), attribute=False)
+                if special is not None:
+                    _wrap_special_method(statement, special)
         if not self._in_function():
             # A module's class body runs once, at import: only its functions are rewritten.
             node.body = self._visit_body(node.body)
@@ -1061,8 +1078,10 @@ class Rewriter(ast.NodeTransformer):
         return [ast.fix_missing_locations(s) for s in stmts]
 
     def visit_Assign(self, node: ast.Assign) -> ast.AST | list[ast.stmt]:
-        if any(isinstance(t, ast.Attribute) and t.attr == "__del__" for t in node.targets):
-            _wrap_finalizer(node)    # Resource.__del__ = release, after the class statement
+        special = _special_method_bound(node.targets, attribute=True)
+        if special is not None:
+            # Resource.__del__ = release, Key.__eq__ = same_key: after the class statement
+            _wrap_special_method(node, special)
         if not self._in_function():
             return self.generic_visit(node)
         if not any(self._needs_barrier(t) for t in node.targets):

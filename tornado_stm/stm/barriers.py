@@ -82,8 +82,9 @@ from tornado_stm.stm.reach import (FRAME_TYPES, HOLDING_IMMUTABLE_TYPES,
 from tornado_stm.stm.registry import (INSTRUMENTED_CODES, VERSIONED_MODULES, application_frame,
                                       has_plain_globals,
                                       is_instrumented, reads_plainly)
-from tornado_stm.stm.section import (ENTRY_CODE, STEPPED_FLAGS, entry_target, of_another_loop,
-                                     on_this_loop, without_engine_frames)
+from tornado_stm.stm.section import (ENTRY_CODE, STEPPED_FLAGS, entry, entry_target,
+                                     of_another_loop, on_this_loop, wraps_with_defaults,
+                                     without_engine_frames)
 from tornado_stm.stm.txn import (BARRIERS_ABOVE, CONTAINER_TYPES, DELETED, AbortSection, CURRENT,
                                  Transaction,
                                  class_attribute_bound, direct_dict_write, direct_write,
@@ -872,6 +873,28 @@ def compared(tx: Optional[Transaction], result: Any) -> Any:
     if isinstance(result, (*CONTAINER_TYPES, bytearray)) or _truth_read_unseen(type(result)):
         tx.become_inevitable("a comparison or test method returned a shared value")
     return result
+
+
+def tested_method(method: Any) -> Any:
+    """``__eq__ = value`` in an instrumented class body (or ``Key.__eq__ =
+    value`` after it), for the methods whose result C tests: a lambda, or
+    an instrumented function under another name, returns through
+    :func:`compared` as a ``def __eq__`` does. A ``partialmethod`` of one
+    likewise; anything else (C or library code) is bound as it is.
+    """
+    if isinstance(method, functools.partialmethod):
+        return functools.partialmethod(tested_method(method.func), *method.args,
+                                       **method.keywords)
+    if getattr(method, "__code__", None) is not ENTRY_CODE:
+        return method
+    target = entry_target(method)
+
+    def result_tested(*args: Any, **kwargs: Any) -> Any:
+        return compared(CURRENT.tx, target(*args, **kwargs))
+
+    wraps_with_defaults(result_tested, target)
+    INSTRUMENTED_CODES.add(result_tested.__code__)
+    return entry(result_tested)
 
 
 def _truth_read_unseen(kind: type) -> bool:

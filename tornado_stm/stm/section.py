@@ -450,11 +450,11 @@ def entry(fn: F) -> F:
             return fn(*args, **kwargs)
         return run_section(fn, args, kwargs)
 
-    _wraps(section_entry, fn)
+    wraps_with_defaults(section_entry, fn)
     return section_entry  # type: ignore[return-value]
 
 
-def _wraps(wrapper: Callable[..., Any], fn: Callable[..., Any]) -> None:
+def wraps_with_defaults(wrapper: Callable[..., Any], fn: Callable[..., Any]) -> None:
     """``functools.update_wrapper``, and the defaults too: code that reads
     ``f.__defaults__`` sees the function's (rebinding them changes the
     wrapper's only, which the function does not use)."""
@@ -483,7 +483,7 @@ def _finalizer_entry(fn: Callable[..., Any]) -> Callable[..., Any]:
         # (run_section); put off, the object is resurrected until it runs.
         return _finalize_now_or_after(functools.partial(run_section, fn, (self,)), fn, self)
 
-    _wraps(finalizer_entry, fn)
+    wraps_with_defaults(finalizer_entry, fn)
     INSTRUMENTED_CODES.add(finalizer_entry.__code__)
     return finalizer_entry
 
@@ -1002,7 +1002,7 @@ def _steps_entry(fn: Callable[..., Any]) -> Callable[..., Any]:
         def generator_entry(*args: Any, **kwargs: Any) -> Any:
             return _generator_steps(fn(*args, **kwargs))
         wrapper = generator_entry
-    _wraps(wrapper, fn)
+    wraps_with_defaults(wrapper, fn)
     if flags & inspect.CO_COROUTINE:
         _mark_coroutine_function(wrapper)
     return wrapper
