@@ -279,6 +279,19 @@ def test_binary_and_compare_apply_the_operator_the_rewriter_means() -> None:
         for index, function in enumerate(barriers.COMPARE_OPERATORS):
             for left, right in ((3, 7), (7, 7), ((1, 2), (1, 3)), ("b", "a")):
                 assert impl["compare"](None, index, left, right) == function(left, right)
+                assert impl["compare_test"](None, index, left, right) is \
+                    bool(function(left, right))
+        # if a < b with a result that is not a bool: its truth, as truth() gives it
+        assert impl["compare_test"](None, 2, _LessGivesList([]), 1) is False
+        assert impl["compare_test"](None, 2, _LessGivesList([0]), 1) is True
+
+
+class _LessGivesList:
+    def __init__(self, items: list) -> None:
+        self.items = items
+
+    def __lt__(self, other: object) -> list:
+        return self.items
 
 
 def test_operators_in_a_section_give_what_plain_python_gives() -> None:
@@ -431,3 +444,12 @@ def test_a_tested_method_bound_without_its_def_goes_through_tested_method() -> N
     assert "__contains__ = _stm_tested(helper)" in code
     assert "P.__exit__ = _stm_tested(helper)" in code
     assert code.count("_stm_tested(") == 3
+
+
+def test_the_test_of_an_if_comparing_two_values_is_one_barrier_call() -> None:
+    code = _unparse(rewrite("def f(a, b):\n    if a < b:\n        return 1\n"
+                            "    while a == b:\n        pass\n    return a < b\n", "test.py"))
+    assert "if _stm_cmp_test(_stm_tx, 2, a, b):" in code
+    assert "while _stm_cmp_test(_stm_tx, 0, a, b):" in code
+    assert "return _stm_cmp(_stm_tx, 2, a, b)" in code      # a value: compare() alone
+    assert "_stm_truth" not in code

@@ -67,6 +67,7 @@ RUNTIME_NAMES = {
     "_stm_own_item": "own_item",
     "_stm_view": "view", "_stm_operand": "operand", "_stm_dview": "deep_view", "_stm_truth": "truth",
     "_stm_touch": "touch", "_stm_tick": "tick", "_stm_binop": "binary", "_stm_cmp": "compare",
+    "_stm_cmp_test": "compare_test",
     "_stm_match": "match_subject", "_stm_named": "named_value",
     "_stm_bind_globals": "binding_globals", "_stm_idict": "instance_dict",
     "_stm_imported": "imported_name", "_stm_cm": "context_manager",
@@ -186,6 +187,11 @@ def _special_method_bound(targets: list[ast.expr], attribute: bool) -> Optional[
         if name == "__del__" or name in _TESTED_RESULTS:
             return name
     return None
+
+
+def _is_call_of(node: ast.expr, function: str) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+        and node.func.id == function
 
 
 def _call(function: str, *args: ast.expr) -> ast.Call:
@@ -881,7 +887,12 @@ class Rewriter(ast.NodeTransformer):
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             return ast.copy_location(ast.UnaryOp(op=node.op, operand=self._test(node.operand)),
                                      node)
-        return self._wrapped("_stm_truth", node)
+        tested = self._wrapped("_stm_truth", node)
+        if _is_call_of(tested, "_stm_truth") and _is_call_of(tested.args[1], "_stm_cmp"):
+            # if a < b: one barrier call for the comparison and its truth
+            tested.func = _name("_stm_cmp_test")
+            tested.args = tested.args[1].args
+        return tested
 
     def visit_If(self, node: ast.If) -> ast.AST:
         node.test = self._test(node.test)

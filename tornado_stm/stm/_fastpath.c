@@ -1406,6 +1406,24 @@ fp_compare(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return op < 0 ? result : PyObject_RichCompare(args[2], args[3], compare_ops[op]);
 }
 
+/* compare_test(tx, op, left, right): truth(tx, compare(tx, op, left, right)),
+ * the test of an if or a while, in one call. A bool result (every builtin
+ * comparison) is the answer; anything else goes through truth(). */
+static PyObject *
+fp_compare_test(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *result;
+    long op = plain_operator(B_COMPARE, N_COMPARE, 0, args, nargs, &result);
+    if (op >= 0)
+        result = PyObject_RichCompare(args[2], args[3], compare_ops[op]);
+    if (result == NULL || PyBool_Check(result))
+        return result;
+    PyObject *truth_args[2] = {args[0], result};
+    PyObject *tested = fp_truth(module, truth_args, 2);
+    Py_DECREF(result);
+    return tested;
+}
+
 /* Back edges of while loops on this thread since the last Transaction.tick. */
 static THREAD_LOCAL unsigned int ticks = 0;
 #define TICKS_PER_CHECK 64
@@ -2181,6 +2199,8 @@ static PyMethodDef fp_methods[] = {
     {"touch", (PyCFunction)(void (*)(void))fp_touch, METH_FASTCALL,
      "touch(tx, obj): barriers.touch"},
     {"tick", (PyCFunction)(void (*)(void))fp_tick, METH_FASTCALL, "tick(tx): barriers.tick"},
+    {"compare_test", (PyCFunction)(void (*)(void))fp_compare_test, METH_FASTCALL,
+     "compare_test(tx, op, left, right): barriers.compare_test"},
     {"binary", (PyCFunction)(void (*)(void))fp_binary, METH_FASTCALL,
      "binary(tx, op, left, right): barriers.binary"},
     {"compare", (PyCFunction)(void (*)(void))fp_compare, METH_FASTCALL,

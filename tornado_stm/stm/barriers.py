@@ -947,6 +947,11 @@ def compare(tx: Optional[Transaction], op: int, left: Any, right: Any) -> Any:
     return COMPARE_OPERATORS[op](deep_view(tx, left), deep_view(tx, right))
 
 
+def compare_test(tx: Optional[Transaction], op: int, left: Any, right: Any) -> bool:
+    """``if left OP right:`` (or ``while``): :func:`truth` of :func:`compare`, in one call."""
+    return truth(tx, compare(tx, op, left, right))
+
+
 def class_bases(tx: Optional[Transaction], bases: Any) -> Any:
     """The bases of a class statement in a function (or of ``type(name, bases,
     ns)`` written so): see :func:`calls.making_a_class`."""

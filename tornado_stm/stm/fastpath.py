@@ -35,7 +35,7 @@ _ext = extension.EXTENSION
 #: The barriers the extension replaces (names in ``tornado_stm.stm.barriers``).
 HOT_BARRIERS = ("current", "get_attr", "set_attr", "del_attr", "get_item", "set_item",
                 "del_item", "get_global", "call", "iterate", "contains", "new", "view",
-                "deep_view", "truth", "touch", "tick", "binary", "compare", "operand",
+                "deep_view", "truth", "touch", "tick", "binary", "compare", "compare_test", "operand",
                 "recursive_callee")
 
 #: Why the C fast path is not in use ("" when it is).
