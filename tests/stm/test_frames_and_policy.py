@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -118,6 +119,16 @@ def test_deep_reads_of_private_structures_stay_optimistic() -> None:
     assert effects.dumps_private(3) == '{"values": [0, 1, 2], "name": "private"}'
     assert stm.stats()["inevitable"] == 0
     assert effects.dumps_shared().startswith('{"shared": {')
+    assert stm.stats()["inevitable_by_cause"] == {"deep read by json.dumps": 1}
+
+
+def test_a_deep_read_passes_over_rows_of_numbers_and_still_finds_shared_ones() -> None:
+    # 200 x 200 numbers, twice: more than DEEP_CHECK_BUDGET objects one by one
+    effects = instrumented("effects")
+    stm.reset_stats()
+    assert json.loads(effects.dumps_private_grid(200))["grid"][199][:4] == [1, 2, 0, 1]
+    assert stm.stats()["inevitable"] == 0
+    assert json.loads(effects.dumps_rows_with_a_shared_one())[2] == effects.SHARED
     assert stm.stats()["inevitable_by_cause"] == {"deep read by json.dumps": 1}
 
 

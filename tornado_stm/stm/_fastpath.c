@@ -1556,14 +1556,20 @@ makes_fresh(PyObject *rule)
 }
 
 /* _fresh(tx, rule, result): a new object becomes private through tx.adopt(),
- * which also moves the attribute writes its __init__ logged onto it. */
+ * which also moves the attribute writes its __init__ logged onto it. A plain
+ * list, dict or set (list(x), sorted(x), dict(pairs)) has no attributes to
+ * move: it is marked private here, without the method call. */
 static PyObject *
 fresh(PyObject *tx, PyObject *rule, PyObject *result)
 {
     int truth = makes_fresh(rule);
     if (truth > 0) {
         truth = is_immutable_type(result);
-        if (truth == 0) {
+        if (truth == 0 && (PyList_CheckExact(result) || PyDict_CheckExact(result)
+                           || PySet_CheckExact(result))) {
+            truth = mark_private(tx, result) < 0 ? -1 : 1;
+        }
+        else if (truth == 0) {
             PyObject *r = PyObject_CallMethodOneArg(tx, S.s_adopt, result);
             truth = r == NULL ? -1 : 1;
             Py_XDECREF(r);

@@ -49,6 +49,17 @@ def dumps_private(count: int) -> str:
     return json.dumps(result)
 
 
+def dumps_private_grid(size: int) -> str:
+    """json.dumps of a grid this section built, more numbers than the walk's budget."""
+    grid = [[(x + y) % 3 for x in range(size)] for y in range(size)]
+    return json.dumps({"grid": grid, "rows": {str(y): list(row) for y, row in enumerate(grid)}})
+
+
+def dumps_rows_with_a_shared_one() -> str:
+    """A private list whose rows are private lists of numbers, and one shared dict."""
+    return json.dumps([[1, 2], [3, 4], SHARED, [5]])
+
+
 def dumps_shared() -> str:
     """json.dumps of shared state reads deeply: the section becomes inevitable."""
     return json.dumps({"shared": SHARED})
