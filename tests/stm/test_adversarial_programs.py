@@ -108,7 +108,7 @@ FOUR_THREADS = frozenset({
     "fin_script_made_dropped_by_calls", "raise_drops_late_handoffs",
     "ctxvar_token_value_del", "buffer_mod_template", "operator_results_shared",
     "builtins_shadowed", "operator_collecting_app_objects", "compare_results_tested_by_c",
-    "tested_results_forms", "tested_results_bound",
+    "tested_results_forms", "tested_results_bound", "str_subclass_results",
 })
 
 #: Programs that pass under the engine and break on plain threads of the

@@ -254,6 +254,17 @@ RUN_SOURCE = textwrap.dedent('''
                 all(x for x in SHARED), min(x for x in SHARED), max(x for x in SHARED),
                 sorted(x for x in SHARED), list(x for x in SHARED), tuple(x for x in SHARED),
                 sum(len(v) for v in MAPPING.values()))
+
+    class Key(str):
+        pass
+
+    class Named:
+        def __str__(self):
+            return Key("k")
+
+    def formatted():
+        # CPython compiles a constant format of %s into an f-string: a plain str
+        return type("%s" % (Named(),)), type("%.5s" % (Named(),)), type(str(Named()))
 ''')
 
 
@@ -453,3 +464,28 @@ def test_the_test_of_an_if_comparing_two_values_is_one_barrier_call() -> None:
     assert "while _stm_cmp_test(_stm_tx, 0, a, b):" in code
     assert "return _stm_cmp(_stm_tx, 2, a, b)" in code      # a value: compare() alone
     assert "_stm_truth" not in code
+
+
+def test_formatting_a_tuple_display_gives_what_plain_python_gives() -> None:
+    # The tuple display is kept (its values read one by one), so that a
+    # str subclass from __str__ comes back only where plain Python hands it on.
+    module = _run_module()
+    plain: dict = {}
+    exec(RUN_SOURCE, plain)
+    assert module.formatted() == tuple(map(_same_class_name, plain["formatted"]()))
+    code = _unparse(rewrite("def f(a, b):\n    return '%s: %d' % (a, b)\n", "fmt.py"))
+    assert "'%s: %d' % (_stm_dview(_stm_tx, a), _stm_dview(_stm_tx, b))" in code
+
+
+def _same_class_name(kind: type) -> object:
+    return kind if kind is str else _Named(kind.__name__)
+
+
+class _Named:
+    """Equal to a class of that name (the module's Key, made twice)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __eq__(self, other: object) -> bool:
+        return getattr(other, "__name__", None) == self.name

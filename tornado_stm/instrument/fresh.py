@@ -192,8 +192,8 @@ def fresh_locals(bindings: LocalBindings) -> set[str]:
 #: touch() have nothing to do: a tuple, a container this call made and
 #: marked private. DEEP: not a container and holding none, at any depth, so
 #: deep_view() has nothing to do either: a tuple of atoms. ATOM: not a tuple
-#: either: a string, a number, the result of an application class's
-#: operator. NUMBER: a builtin int, float, complex or bool, so a container
+#: either: a builtin string, bytes or number, of the builtin type itself (a
+#: subclass's operators are its own). NUMBER: a builtin int, float, complex or bool, so a container
 #: combined or compared with it is not read (``lst - n`` raises TypeError,
 #: ``lst == n`` is False without looking at the items).
 #:
@@ -214,7 +214,11 @@ _NUMBER_BUILTINS = frozenset({"len", "int", "float", "bool", "hash", "id", "ord"
 #: abs(n), round(n), pow(n, m), min(n, m), max(n, m) of numbers are numbers.
 _NUMERIC_BUILTINS = frozenset({"abs", "round", "pow", "min", "max"})
 #: Strings whatever their arguments.
-_ATOM_BUILTINS = frozenset({"str", "repr", "format", "chr"})
+_ATOM_BUILTINS = frozenset({"chr"})
+#: Strings of their argument: a builtin value's are plain ``str``; an
+#: application object's ``__str__``, ``__repr__`` or ``__format__`` may
+#: return a ``str`` subclass, whose operators are its own (UNKNOWN).
+_STRING_BUILTINS = frozenset({"str", "repr", "format", "ascii"})
 _CONTAINER_DISPLAYS = (ast.List, ast.Dict, ast.Set)
 _MADE = (ast.ListComp, ast.DictComp, ast.SetComp, ast.GeneratorExp, ast.Lambda)
 #: Operators that make a container out of containers (concatenation, repetition, set
@@ -253,6 +257,10 @@ class Kinds:
         if isinstance(node, ast.Name):
             return self.name_kind(node.id)
         if isinstance(node, ast.JoinedStr):
+            # f"{x}" alone is format(x, ""), maybe a str subclass (see
+            # _STRING_BUILTINS); with other parts it is a new plain str.
+            if len(node.values) == 1 and isinstance(node.values[0], ast.FormattedValue):
+                return ATOM if kind(node.values[0].value) >= SCALAR else UNKNOWN
             return ATOM
         if isinstance(node, (ast.Tuple, *_CONTAINER_DISPLAYS)):
             items = [*node.elts] if not isinstance(node, ast.Dict) else [*node.values, *node.keys]
@@ -297,6 +305,9 @@ class Kinds:
                 return NUMBER
             if name in _ATOM_BUILTINS:
                 return ATOM
+            if name in _STRING_BUILTINS:
+                return ATOM if all(not isinstance(a, ast.Starred) and kind(a) >= SCALAR
+                                   for a in node.args) else UNKNOWN
             if name == "sorted":
                 return made
         return UNKNOWN
@@ -313,10 +324,11 @@ class Kinds:
         """
         if left == NUMBER and right == NUMBER and not isinstance(op, ast.MatMult):
             return NUMBER
-        if isinstance(op, ast.Mod) and left == ATOM and right >= SCALAR:
-            return ATOM         # a string formats a builtin value (a str subclass's
-                                # __rmod__ would run first)
-        if min(left, right) < SCALAR:
+        if isinstance(op, ast.Mod) and left == ATOM and right >= DEEP:
+            return ATOM         # a string formats builtin values (a str subclass's
+                                # __rmod__ would run first; "%s" % (obj,) may be
+                                # what obj.__str__ returned, a str subclass)
+        if min(left, right) < SCALAR or isinstance(op, ast.Mod) and right < DEEP:
             return UNKNOWN
         if not isinstance(op, _COLLECTING):
             return ATOM         # numbers or strings, or TypeError, on builtins

@@ -999,6 +999,12 @@ class Rewriter(ast.NodeTransformer):
         node.left = self.visit(node.left) if right_number else self._wrapped("_stm_operand", node.left)
         if left_number:
             node.right = self.visit(node.right)
+        elif isinstance(node.op, ast.Mod) and isinstance(node.right, ast.Tuple) \
+                and not any(isinstance(e, ast.Starred) for e in node.right.elts):
+            # '%s: %d' % (a, b): each value read as formatting reads it, the
+            # tuple display kept, so that CPython still compiles a constant
+            # format of %s/%r/%a into an f-string (a plain str result)
+            node.right.elts = [self._deep(e) for e in node.right.elts]
         elif isinstance(node.op, ast.Mod):       # 'fmt' % value formats it: nested items too
             node.right = self._deep(node.right)
         else:
