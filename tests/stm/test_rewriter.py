@@ -455,6 +455,12 @@ def test_a_tested_method_bound_without_its_def_goes_through_tested_method() -> N
     assert "__contains__ = _stm_tested(helper)" in code
     assert "P.__exit__ = _stm_tested(helper)" in code
     assert code.count("_stm_tested(") == 3
+    # any other special method: a C method of a mutable object goes through the call barrier
+    code = _unparse(rewrite("class R:\n    __len__ = TABLE.__len__\n    __slots__ = ()\n"
+                            "R.__iter__ = TABLE.__iter__\n", "special.py"))
+    assert "__len__ = _stm_special(TABLE.__len__)" in code
+    assert "R.__iter__ = _stm_special(TABLE.__iter__)" in code
+    assert "__slots__ = ()" in code
 
 
 def test_the_test_of_an_if_comparing_two_values_is_one_barrier_call() -> None:

@@ -75,7 +75,7 @@ RUNTIME_NAMES = {
     "_stm_patterns": "match_patterns", "_stm_stores": "stores_in_place",
     "_stm_callee": "recursive_callee", "_stm_locals": "frame_names",
     "_stm_pairs": "pairs_operand", "_stm_compared": "compared",
-    "_stm_tested": "tested_method",
+    "_stm_tested": "tested_method", "_stm_special": "special_method",
 }
 #: Methods whose result the interpreter or C code tests itself (rich
 #: comparisons, ``in``, a ``with``'s exit): it goes through barriers.compared.
@@ -169,22 +169,32 @@ def _targets(statement: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
 
 
 def _wrap_special_method(statement: ast.Assign | ast.AnnAssign, name: str) -> None:
-    """``__del__ = value`` or ``__eq__ = value`` (a lambda, a function bound
-    under another name): the value gets the rules a ``def`` of that name
-    gets (``section.finalizer``, ``barriers.tested_method``)."""
-    wrapper = "_stm_finalizer" if name == "__del__" else "_stm_tested"
+    """``__del__ = value``, ``__eq__ = value`` (a lambda, a function bound
+    under another name), ``__getitem__ = TABLE.__getitem__``: the value gets
+    the rules a ``def`` of that name gets (``section.finalizer``,
+    ``barriers.tested_method``), and a C method the call barrier
+    (``barriers.special_method``)."""
+    wrapper = "_stm_finalizer" if name == "__del__" else \
+        "_stm_tested" if name in _TESTED_RESULTS else "_stm_special"
     if statement.value is not None:
         statement.value = ast.copy_location(_call(wrapper, statement.value), statement.value)
 
 
+#: Special names that never hold a method.
+_SPECIAL_DATA = frozenset({"__slots__", "__doc__", "__module__", "__qualname__", "__dict__",
+                           "__class__", "__annotations__", "__match_args__", "__all__",
+                           "__weakref__", "__name__"})
+
+
 def _special_method_bound(targets: list[ast.expr], attribute: bool) -> Optional[str]:
-    """The name of a special method with rules of its own (``__del__``, or a
-    method whose result C tests) that an assignment binds: in a class body
-    as a name, or after the class statement as an attribute."""
+    """The name of a special method (``__del__``, ``__eq__``, ``__len__``...)
+    that an assignment binds: in a class body as a name, or after the class
+    statement as an attribute."""
     for target in targets:
         name = target.attr if attribute and isinstance(target, ast.Attribute) else \
             target.id if not attribute and isinstance(target, ast.Name) else None
-        if name == "__del__" or name in _TESTED_RESULTS:
+        if name is not None and len(name) > 4 and name.startswith("__") \
+                and name.endswith("__") and name not in _SPECIAL_DATA:
             return name
     return None
 

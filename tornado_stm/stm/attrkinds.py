@@ -159,7 +159,10 @@ def _classify_read(klass: type, name: str) -> tuple[int, Optional[type]]:
     if attr_type in (FunctionType, staticmethod, classmethod, MemberDescriptorType):
         return PLAIN, None
     if attr_type is property:
-        return (RUN, None) if attr.fget is None or _code_is_safe(attr.fget) else (UNSAFE, None)
+        # (a "pure" C getter, property(len), still reads the instance: a
+        # container subclass's live items, its attributes in place)
+        return (RUN, None) if attr.fget is None or is_instrumented(attr.fget) or (
+            isinstance(attr.fget, FunctionType) and _code_is_safe(attr.fget)) else (UNSAFE, None)
     getter = getattr(attr_type, "__get__", None)
     if getter is None:
         return CLASS_VALUE, owner

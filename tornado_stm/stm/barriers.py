@@ -60,7 +60,8 @@ import sys
 import threading
 from collections import defaultdict, deque
 from enum import EnumType
-from types import FrameType, FunctionType, MethodType, ModuleType
+from types import (BuiltinMethodType, FrameType, FunctionType, MethodDescriptorType, MethodType,
+                   MethodWrapperType, ModuleType, WrapperDescriptorType)
 from typing import Any, Iterator, Optional
 
 from tornado_stm.stm import policy
@@ -875,16 +876,51 @@ def compared(tx: Optional[Transaction], result: Any) -> Any:
     return result
 
 
+def special_method(method: Any) -> Any:
+    """``__getitem__ = value`` in an instrumented class body (or ``Reg.__len__
+    = value`` after it), for any special method: a method of a mutable
+    object's C code (``TABLE.__getitem__``, ``dict.__getitem__``,
+    ``list.__len__``) becomes a function that calls it through the call
+    barrier, as ``TABLE[key]`` written out would be read.
+
+    The interpreter calls a special method itself (``reg[k]``, ``len(reg)``,
+    ``for k in reg``, ``cfg.name`` through ``__getattr__``), where no barrier
+    stands, and the C method would read the live container, past the
+    section's log. Anything else is bound as it is.
+    """
+    if isinstance(method, (BuiltinMethodType, MethodWrapperType)):
+        owner = getattr(method, "__self__", None)
+        if owner is None or isinstance(owner, (ModuleType, type)) \
+                or type(owner) in IMMUTABLE_TYPES:
+            return method
+
+        def delegated(self: Any, *args: Any, **kwargs: Any) -> Any:
+            return call(CURRENT.tx, method, *args, **kwargs)
+    elif isinstance(method, (MethodDescriptorType, WrapperDescriptorType)):
+        if method.__objclass__ in (object, type) or method.__objclass__ in IMMUTABLE_TYPES:
+            return method
+
+        def delegated(self: Any, *args: Any, **kwargs: Any) -> Any:
+            return call(CURRENT.tx, method, self, *args, **kwargs)
+    else:
+        return method
+    delegated.__name__ = delegated.__qualname__ = method.__name__
+    INSTRUMENTED_CODES.add(delegated.__code__)
+    return entry(delegated)
+
+
 def tested_method(method: Any) -> Any:
     """``__eq__ = value`` in an instrumented class body (or ``Key.__eq__ =
     value`` after it), for the methods whose result C tests: a lambda, or
     an instrumented function under another name, returns through
     :func:`compared` as a ``def __eq__`` does. A ``partialmethod`` of one
-    likewise; anything else (C or library code) is bound as it is.
+    likewise, and a C method as :func:`special_method` makes it; anything
+    else (library code) is bound as it is.
     """
     if isinstance(method, functools.partialmethod):
         return functools.partialmethod(tested_method(method.func), *method.args,
                                        **method.keywords)
+    method = special_method(method)
     if getattr(method, "__code__", None) is not ENTRY_CODE:
         return method
     target = entry_target(method)

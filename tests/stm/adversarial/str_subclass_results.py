@@ -6,7 +6,7 @@ the operators of a ``Key(str)`` that ``Thing.__str__`` (``__repr__``,
 tested. CPython hands such a subclass on as it is from ``str(x)``,
 ``repr(x)``, ``format(x)``, an f-string of one field and ``"%.5s" % (x,)``.
 Serial invariant: exactly one list holds the token.
-Attack: the value analysis took those results for plain strings, so the
+Attacks: the value analysis took those results for plain strings, so the
 operators and the truth tests on them had no barrier (red-team round 33).
 """
 import transaction

@@ -7,7 +7,7 @@ what such a method returns, where no barrier of the caller stands:
 (``__contains__`` bound to a function under another name), a ``with``
 whose ``__exit__`` is set on the class after its statement.
 Serial invariant: exactly one list holds the token.
-Attack: ``barriers.compared`` wrapped the returns of ``def __eq__`` and
+Attacks: ``barriers.compared`` wrapped the returns of ``def __eq__`` and
 its kin only; ``__eq__ = lambda ...`` in the class body returned the
 shared list unseen (red-team round 32, finding 3).
 """
