@@ -1487,6 +1487,128 @@ def classes(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
     return variant, body, ["op_move", "op_move", "op_view"], False, True
 
 
+#: Operations on the shared probes ``P`` and ``P2`` (``Probe`` instances whose
+#: special methods each count their call in a shared counter), and how many
+#: special-method calls CPython makes for each: exactly that many, in a serial
+#: run as in any other.
+_PROBE_OPS: tuple[tuple[str, int], ...] = (
+    ("if P:\n    r = 1", 1),                       # __len__ (no __bool__)
+    ("r = bool(P)", 1),
+    ("r = not P", 1),
+    ("r = P and 1", 1),
+    ("r = len(P)", 1),
+    ("r = 5 in P", 1),                             # __contains__
+    ("r = P == P2", 1),
+    ("r = P != P2", 1),                            # __ne__ defined
+    ("r = P < P2", 1),
+    ("r = P2 > P", 1),                             # reflected __lt__
+    ("r = max(P, P2)", 1),
+    ("r = sorted([P2, P])", 1),
+    ("r = [P] == [P]", 0),                         # identity: no __eq__
+    ("r = P in [P]", 0),
+    ("r = P in [P2, P]", 1),
+    ("r = [P2, P2, P].count(P)", 2),
+    ("r = [P2, P].index(P)", 1),
+    ("with P:\n    r = 1", 2),                     # __enter__, __exit__
+    ("r = f'{P}'", 1),                             # __format__
+    ("r = '%s' % (P,)", 1),                        # __str__
+    ("r = str(P) + repr(P)", 2),
+    ("r = P.missing", 1),                          # __getattr__
+    ("r = getattr(P, 'nothing', 0)", 1),
+    ("r = hasattr(P, 'absent')", 1),
+    ("r = P[3]", 1),                               # __getitem__
+    ("P[3] = 4", 1),                               # __setitem__
+    ("r = operator.index(P)", 1),
+    ("r = P + 1", 1),
+    ("r = 1 + P", 1),                              # __radd__
+    ("r = -P", 1),
+    ("r = abs(P)", 1),
+    ("r = P(4)", 1),                               # __call__
+    ("for r in P:\n    pass", 1),                  # __iter__ (returns a tuple's iterator)
+    ("r = P.prop", 1),                             # property getter
+    ("P.prop = 3", 1),                             # property setter
+    ("r = [x for x in (P, P2) if x]", 2),
+    ("r = sum(1 for x in (P, P2) if len(x))", 2),
+    ("r = list(filter(None, [P, P2]))", 2),
+    ("r = all([P, P2])", 2),
+    ("r = any([P])", 1),
+    ("r = P if P else P2", 1),
+    ("r = [1, 2][P > P2]", 1),
+)
+
+#: Where the probes count their calls, and the lines that bump it.
+_PROBE_COUNTERS = {
+    "dict": ("COUNT = {'n': 0}", "n = COUNT['n']\n_spin(SPIN)\nCOUNT['n'] = n + 1", "COUNT['n']"),
+    "instance": ("", "n = TALLY.n\n_spin(SPIN)\nTALLY.n = n + 1", "TALLY.n"),
+    "classattr": ("", "n = Probe.calls\n_spin(SPIN)\nProbe.calls = n + 1", "Probe.calls"),
+    "type_self": ("", "n = type(self).calls\n_spin(SPIN)\ntype(self).calls = n + 1", "Probe.calls"),
+    "global": ("CALLS = 0", "global CALLS\nn = CALLS\n_spin(SPIN)\nCALLS = n + 1", "CALLS"),
+    "list": ("COUNT = [0]", "COUNT[0] = COUNT[0] + 0 * _spin(SPIN) + 1", "COUNT[0]"),
+}
+
+
+def callcounts(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
+    """Special methods that write shared state (a call counter), called by the
+    interpreter and by C code: a serial run calls each exactly as often as
+    CPython does, so a section that sees its counter move by any other
+    amount saw another section's calls, or the engine calling them again."""
+    spin = rng.choice(SPINS)
+    counter = rng.choice(sorted(_PROBE_COUNTERS))
+    state, bump, read = _PROBE_COUNTERS[counter]
+    methods = {
+        "__len__": ("self", "2"), "__contains__": ("self, x", "True"),
+        "__eq__": ("self, other", "self is other"), "__ne__": ("self, other", "self is not other"),
+        "__lt__": ("self, other", "self.k < other.k"), "__enter__": ("self", "self"),
+        "__exit__": ("self, *exc", "False"), "__format__": ("self, spec", "'p%d' % self.k"),
+        "__str__": ("self", "'s%d' % self.k"), "__repr__": ("self", "'Probe(%d)' % self.k"),
+        "__getattr__": ("self, name", None), "__getitem__": ("self, j", "j * 2"),
+        "__setitem__": ("self, j, v", "None"), "__index__": ("self", "self.k"),
+        "__add__": ("self, other", "self.k + other"), "__radd__": ("self, other", "other + self.k"),
+        "__neg__": ("self", "-self.k"), "__abs__": ("self", "self.k"), "__call__": ("self, x", "x + self.k"),
+        "__iter__": ("self", "iter((1, 2))"),
+    }
+    style = rng.choice(("def", "helper", "lambda_via"))
+    members = ["__hash__ = object.__hash__", "calls = 0",
+               "def __init__(self, k):\n    self.k = k"]
+    before = [f"def _bump(self):\n" + _block(bump) + "\n\n\n"]
+    for name, (args, result) in methods.items():
+        if name == "__getattr__":
+            members.append("def __getattr__(self, name):\n    if name.startswith('_'):\n"
+                           "        raise AttributeError(name)\n    _bump(self)\n    return 7")
+            continue
+        if style == "def" or name in ("__exit__",):
+            members.append(f"def {name}({args}):\n    _bump(self)\n    return {result}")
+        elif style == "helper":
+            before.append(f"def _p{name.strip('_')}({args}):\n    _bump(self)\n    return {result}\n\n\n")
+            members.append(f"{name} = _p{name.strip('_')}")
+        else:
+            members.append(f"{name} = lambda {args}: _bump(self) or {result}")
+    members.append("@property\ndef prop(self):\n    _bump(self)\n    return self.k")
+    members.append("@prop.setter\ndef prop(self, value):\n    _bump(self)")
+    cls = _cls("Probe", "class Probe:", members, [], before)
+    ops_chosen = rng.sample(range(len(_PROBE_OPS)), 4)
+    defs = []
+    expected = {}
+    for j, index in enumerate(ops_chosen):
+        code, k = _PROBE_OPS[index]
+        name = f"op_{j}"
+        expected[name] = k
+        defs.append(_def(name, f"before = {read}", "_spin(SPIN)", code, f"after = {read}",
+                         f"if after - before != {k}:\n"
+                         f"    _torn('%s: %d special-method calls, not {k}' % "
+                         f"({code.splitlines()[0]!r}, after - before))"))
+    defs.append(_def("op_read", f"a = {read}", f"_spin(SPIN)", f"b = {read}",
+                     "if a != b:\n    _torn('the counter moved during a read-only section')"))
+    check = _check(f"expected = sum(calls.get(op, 0) * k for op, k in {expected!r}.items())",
+                   f"if {read} != expected:\n"
+                   f"    problems.append('%d special-method calls, expected %d' % ({read}, expected))")
+    body = ("import operator\n\n" + f"SPIN = {spin}\n{state}\n\n\n" + cls
+            + "P = Probe(1)\nP2 = Probe(2)\nTALLY = Probe(0)\nTALLY.n = 0\n\n\n" + "\n\n".join(defs) + "\n\n" + check)
+    variant = (f"counter={counter} style={style} ops="
+               f"{[_PROBE_OPS[j][0].splitlines()[0] for j in ops_chosen]} spin={spin}")
+    return variant, body, [f"op_{j}" for j in range(4)] + ["op_read"], False, True
+
+
 FAMILIES: dict[str, Family] = {
     "bank": bank, "buffer": buffer, "mirror": mirror, "pair": pair, "lazy": lazy,
     "ordereddict": ordereddict, "counter": counter, "deque": deque_family,
@@ -1494,6 +1616,7 @@ FAMILIES: dict[str, Family] = {
     "globals": globals_family, "closures": closures, "exceptions": exceptions,
     "inevitable": inevitable, "calls": calls, "readers": readers,
     "stdlib": stdlib, "dunders": dunders, "generators": generators, "classes": classes,
+    "callcounts": callcounts,
     **{f"escapes-{name.replace('_', '-')}": functools.partial(_escapes, mechanism=name)
        # (not bytearray += : on plain threads, 3.13t itself can hang on it;
        # tests/stm/adversarial/bytearray_iadd.py covers it under the STM)
