@@ -1609,6 +1609,71 @@ def callcounts(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
     return variant, body, [f"op_{j}" for j in range(4)] + ["op_read"], False, True
 
 
+#: Constructs that would swallow any exception raised in ``BODY`` (none is in a
+#: serial run): the engine's own abort must not be lost in them.
+_SWALLOWERS = {
+    "except_base": "try:\n    BODY\nexcept BaseException:\n    LOST['n'] += 1",
+    "bare_except": "try:\n    BODY\nexcept:\n    LOST['n'] += 1",
+    "suppress": "with contextlib.suppress(BaseException):\n    BODY",
+    "exit_true": "with SWALLOW:\n    BODY",
+    "finally_return": "def _inner():\n    try:\n        BODY\n    finally:\n        return 0\n\n\n_inner()",
+    "generator_catch": "def _gen():\n    try:\n        BODY\n        yield 1\n    except BaseException:\n"
+                       "        LOST['n'] += 1\n        yield 2\n\n\nlist(_gen())",
+    "except_star": "try:\n    BODY\nexcept* BaseException:\n    LOST['n'] += 1",
+    "hasattr_getattr": "hasattr(HOOK, 'go')",
+    "getattr_default": "getattr(HOOK, 'go', None)",
+    "loop_continue": "for _ in range(1):\n    try:\n        BODY\n    except BaseException:\n        continue",
+}
+
+
+def swallow(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
+    """A transfer inside a construct that swallows every exception (bare
+    ``except``, ``except BaseException``, ``suppress(BaseException)``, an
+    ``__exit__`` returning True, ``return`` in ``finally``...): nothing is
+    raised in a serial run, so the handler never runs; under the STM an abort
+    raised inside must still end the attempt."""
+    spin = rng.choice(SPINS)
+    kinds = sorted(_SWALLOWERS)
+    import sys
+    if sys.version_info < (3, 11):
+        kinds.remove("except_star")
+    form = rng.choice(kinds)
+    after = rng.choice(("", "effects.note(i)", "_spin(SPIN)\ntotal = sum(ACC)\n"
+                        "if total != TOTAL:\n    _torn('after the swallowing construct: %r' % (total,))"))
+    transfer = ["a, b = i % N, (i + 1) % N", "amt = 1 + i % 5", "x = ACC[a]", "_spin(SPIN)",
+                "ACC[a] = x - amt", "y = ACC[b]", "_spin(SPIN // 4)", "ACC[b] = y + amt",
+                "MOVES[0] += 1"]
+    if form in ("hasattr_getattr", "getattr_default"):
+        pre = ("class Hook:\n    def __getattr__(self, name):\n        if name != 'go':\n"
+               "            raise AttributeError(name)\n        _transfer(I[0])\n"
+               "        raise AttributeError(name)\n\n\nHOOK = Hook()\nI = [0]\n\n\n"
+               + _def("_transfer", *transfer) + "\n\n")
+        code = "I[0] = i\n" + _SWALLOWERS[form]
+    else:
+        pre = ""
+        code = _SWALLOWERS[form].replace("BODY", "\n".join(transfer).replace(
+            "\n", "\n" + " " * _indent_of(_SWALLOWERS[form], "BODY")))
+    state = ("import contextlib\n\nSPIN = %d\nN = 4\nTOTAL = 400\nACC = [100] * N\nMOVES = [0]\n"
+             "LOST = {'n': 0}\n\n\nclass Swallow:\n    def __enter__(self):\n        return self\n\n"
+             "    def __exit__(self, *exc):\n        if exc[0] is not None:\n"
+             "            LOST['n'] += 1\n        return True\n\n\nSWALLOW = Swallow()\n\n\n" % spin) + pre
+    ops = [_def("op_move", code, *([after] if after else [])),
+           _def("op_audit", "total = sum(ACC)", "if total != TOTAL:\n    _torn('sum(ACC) = %r' % (total,))",
+                "if LOST['n']:\n    _torn('a swallowing handler ran %d times' % LOST['n'])")]
+    check = _check("if sum(ACC) != TOTAL:\n    problems.append('final sum %r' % (sum(ACC),))",
+                   "if MOVES[0] != calls.get('op_move', 0):\n"
+                   "    problems.append('MOVES %r != calls %r' % (MOVES[0], calls.get('op_move', 0)))",
+                   "if LOST['n']:\n    problems.append('a swallowing handler ran %d times' % LOST['n'])")
+    body = state + "\n\n" + "\n\n".join(ops) + "\n\n" + check
+    return f"form={form} after={after.splitlines()[0] if after else ''!r} spin={spin}", body, \
+        ["op_move", "op_move", "op_audit"], False, True
+
+
+def _indent_of(text: str, word: str) -> int:
+    line = next(line for line in text.splitlines() if word in line)
+    return len(line) - len(line.lstrip())
+
+
 FAMILIES: dict[str, Family] = {
     "bank": bank, "buffer": buffer, "mirror": mirror, "pair": pair, "lazy": lazy,
     "ordereddict": ordereddict, "counter": counter, "deque": deque_family,
@@ -1616,7 +1681,7 @@ FAMILIES: dict[str, Family] = {
     "globals": globals_family, "closures": closures, "exceptions": exceptions,
     "inevitable": inevitable, "calls": calls, "readers": readers,
     "stdlib": stdlib, "dunders": dunders, "generators": generators, "classes": classes,
-    "callcounts": callcounts,
+    "callcounts": callcounts, "swallow": swallow,
     **{f"escapes-{name.replace('_', '-')}": functools.partial(_escapes, mechanism=name)
        # (not bytearray += : on plain threads, 3.13t itself can hang on it;
        # tests/stm/adversarial/bytearray_iadd.py covers it under the STM)
