@@ -1674,6 +1674,94 @@ def _indent_of(text: str, word: str) -> int:
     return len(line) - len(line.lstrip())
 
 
+#: How ``records`` sections replace ``old`` by ``new`` (equal to it, not the
+#: same object) in the shared set ``S`` (or the keys of ``D``).
+_RECORD_REPLACES = {
+    "set": ("S.discard(old)\n_spin(SPIN)\nS.add(new)",
+            "S.remove(old)\n_spin(SPIN)\nS.add(new)",
+            "S.difference_update([old])\n_spin(SPIN)\nS.update([new])",
+            "global S\nS -= {old}\n_spin(SPIN)\nS |= {new}",
+            "S.symmetric_difference_update({old})\n_spin(SPIN)\nS.add(new)",
+            "global S\nS ^= {old}\n_spin(SPIN)\nS ^= {new}",
+            "keep = {r for r in S if r != old}\n_spin(SPIN)\nS.clear()\nS.update(keep)\nS.add(new)",
+            "global S\nrest = S - {old}\n_spin(SPIN)\nS = rest | {new}"),
+    "dict": ("del D[old]\n_spin(SPIN)\nD[new] = True",
+             "D.pop(old)\n_spin(SPIN)\nD[new] = True",
+             "D.pop(old)\n_spin(SPIN)\nD.update({new: True})",
+             "D.pop(old)\n_spin(SPIN)\nD.setdefault(new, True)"),
+    "frozenset": ("global S\nrest = S - {old}\n_spin(SPIN)\nS = rest | frozenset([new])",
+                  "global S\nrest = frozenset(r for r in S if r != old)\n_spin(SPIN)\nS = rest.union([new])"),
+}
+
+
+def records(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
+    """Records kept in a shared set (or as dict keys), equal by their id and
+    replaced by a new equal record with another payload (``S.discard(old);
+    S.add(new)``), or numbers replaced by an equal number of another type
+    (``1`` by ``1.0``): a serial run keeps the new object."""
+    kind = rng.choice(("set", "set", "dict", "frozenset"))
+    payload = rng.choice(("balance", "number"))
+    spin = rng.choice(SPINS)
+    replace = rng.choice(_RECORD_REPLACES[kind])
+    holder = "D" if kind == "dict" else "S"
+    declare = ["global S"] if replace.startswith("global S\n") else []
+    replace = replace.removeprefix("global S\n")
+    ctor = {"set": "set", "dict": "dict.fromkeys", "frozenset": "frozenset"}[kind]
+    if payload == "balance":
+        state = ("class Rec:\n    def __init__(self, ident, bal):\n        self.ident = ident\n"
+                 "        self.bal = bal\n\n    def __eq__(self, other):\n"
+                 "        return isinstance(other, Rec) and self.ident == other.ident\n\n"
+                 "    def __hash__(self):\n        return hash(self.ident)\n\n"
+                 "    def __repr__(self):\n        return 'Rec(%r, %r)' % (self.ident, self.bal)\n\n\n"
+                 f"N = 4\nTOTAL = 400\n{holder} = {ctor}(Rec(j, 100) for j in range(N))\n"
+                 "MOVES = [0]\nLEDGER = dict.fromkeys(range(N), 100)")
+        find = f"next(r for r in {holder} if r.ident == {{}})"
+        ops = [_def("op_move", *declare, "a, b = i % N, (i + 1) % N", "amt = 1 + i % 5",
+                    f"old = {find.format('a')}", "new = Rec(a, old.bal - amt)", replace,
+                    f"old = {find.format('b')}", "new = Rec(b, old.bal + amt)", replace,
+                    "MOVES[0] += 1", "LEDGER[a] -= amt", "LEDGER[b] += amt",
+                    f"if {{r.ident: r.bal for r in {holder}}} != LEDGER:\n"
+                    f"    _torn('own replacements: records %r, ledger %r' % (sorted({holder}, "
+                    "key=lambda r: r.ident), LEDGER))",
+                    f"if sum(r.bal for r in {holder}) != TOTAL:\n"
+                    "    _torn('own replacements: the records sum to %r' % "
+                    f"(sum(r.bal for r in {holder}),))"),
+               _def("op_audit", f"total = sum(r.bal for r in {holder})", f"n = len({holder})",
+                    "if total != TOTAL or n != N:\n    _torn('%d records sum to %r' % (n, total))",
+                    f"if {{r.ident: r.bal for r in {holder}}} != LEDGER:\n"
+                    "    _torn('records and ledger differ')")]
+        check = _check(f"total = sum(r.bal for r in {holder})",
+                       f"if total != TOTAL or len({holder}) != N:\n"
+                       f"    problems.append('final records %r' % (sorted({holder}, key=lambda r: r.ident),))",
+                       f"if {{r.ident: r.bal for r in {holder}}} != LEDGER:\n"
+                       f"    problems.append('final records %r, ledger %r' % (sorted({holder}, "
+                       "key=lambda r: r.ident), LEDGER))")
+        schedule = ["op_move", "op_move", "op_audit"]
+    else:
+        # 1 <-> 1.0 <-> True... : KIND says which type the element has now
+        state = (f"{holder} = {ctor}([1, 2])\nKIND = {{'t': 'int'}}\nNEXT = {{'int': 1.0, 'float': True, "
+                 "'bool': 1}\n"
+                 "NAMES = {int: 'int', float: 'float', bool: 'bool'}")
+        ops = [_def("op_retype", *declare, "old = next(x for x in " + holder + " if x == 1)",
+                    "if NAMES[type(old)] != KIND['t']:\n"
+                    "    _torn('element %r, KIND %r' % (old, KIND['t']))",
+                    "new = NEXT[NAMES[type(old)]]", replace,
+                    "KIND['t'] = NAMES[type(new)]",
+                    f"now = next(x for x in {holder} if x == 1)",
+                    "if type(now) is not type(new):\n"
+                    "    _torn('own replacement of %r by %r left %r' % (old, new, now))"),
+               _def("op_audit", f"now = next(x for x in {holder} if x == 1)",
+                    "if NAMES[type(now)] != KIND['t']:\n"
+                    "    _torn('element %r, KIND %r' % (now, KIND['t']))")]
+        check = _check(f"now = [x for x in {holder} if x == 1]",
+                       "if len(now) != 1 or NAMES[type(now[0])] != KIND['t']:\n"
+                       f"    problems.append('final {holder} %r, KIND %r' % ({holder}, KIND['t']))")
+        schedule = ["op_retype", "op_audit"]
+    body = f"SPIN = {spin}\n" + state + "\n\n\n" + "\n\n".join(ops) + "\n\n" + check
+    return f"kind={kind} payload={payload} replace={replace.splitlines()[-1]!r} spin={spin}", body, \
+        schedule, False, True
+
+
 FAMILIES: dict[str, Family] = {
     "bank": bank, "buffer": buffer, "mirror": mirror, "pair": pair, "lazy": lazy,
     "ordereddict": ordereddict, "counter": counter, "deque": deque_family,
@@ -1681,7 +1769,7 @@ FAMILIES: dict[str, Family] = {
     "globals": globals_family, "closures": closures, "exceptions": exceptions,
     "inevitable": inevitable, "calls": calls, "readers": readers,
     "stdlib": stdlib, "dunders": dunders, "generators": generators, "classes": classes,
-    "callcounts": callcounts, "swallow": swallow,
+    "callcounts": callcounts, "swallow": swallow, "records": records,
     **{f"escapes-{name.replace('_', '-')}": functools.partial(_escapes, mechanism=name)
        # (not bytearray += : on plain threads, 3.13t itself can hang on it;
        # tests/stm/adversarial/bytearray_iadd.py covers it under the STM)
