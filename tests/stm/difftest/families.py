@@ -1762,6 +1762,62 @@ def records(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
         schedule, False, True
 
 
+#: Keys that are equal (same hash, ``==``) but of different types, by slot.
+_ALIAS_KEYS = {
+    "numbers": ("(1, 1.0, True, fractions.Fraction(1), decimal.Decimal(1))",
+                "(2, 2.0, fractions.Fraction(2), decimal.Decimal(2), complex(2, 0))",
+                "(3, 3.0, fractions.Fraction(6, 2), decimal.Decimal('3.0'), complex(3))"),
+    "strings": ("('a', Name('a'), Tag.A, 'ab'[:1])", "('b', Name('b'), Tag.B, ''.join(['b']))",
+                "('c', Name('c'), Tag.C, 'c'.lower())"),
+    "tuples": ("((1, 'x'), (1.0, 'x'), (True, Name('x')))", "((2, 'y'), (2.0, 'y'), (2, Name('y')))",
+               "((3, 'z'), (3.0, 'z'), (decimal.Decimal(3), 'z'))"),
+    "frozensets": ("(frozenset({1}), frozenset({1.0}), frozenset({True}))",
+                   "(frozenset({2}), frozenset({2.0}), frozenset([2, 2.0]))",
+                   "(frozenset({3}), frozenset({3.0}), frozenset(range(3, 4)))"),
+}
+
+
+def aliases(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
+    """A shared dict (or Counter, defaultdict, OrderedDict) read and written
+    through keys equal to each other but of different types (``1``, ``1.0``,
+    ``True``, ``Fraction(1)``; ``'a'``, a ``str`` subclass, a ``StrEnum``):
+    one key to Python, so one location to the STM."""
+    family = rng.choice(sorted(_ALIAS_KEYS))
+    kind = rng.choice(("dict", "dict", "Counter", "defaultdict", "OrderedDict", "stmdict"))
+    spin = rng.choice(SPINS)
+    ctor = {"dict": "{}", "Counter": "Counter()", "defaultdict": "defaultdict(int)",
+            "OrderedDict": "OrderedDict()", "stmdict": "stmdict()"}[kind]
+    move = rng.choice(("x = D[ka]\n_spin(SPIN)\nD[kb] = x - amt\nD[kc] += amt",
+                       "x = D.get(ka)\n_spin(SPIN)\nD[kb] = x - amt\nD[kc] = D[kd] + amt",
+                       "x = D.pop(ka)\n_spin(SPIN)\nD[kb] = x - amt\nD[kc] += amt",
+                       "x = D.setdefault(ka, 0)\n_spin(SPIN)\nD.update({kb: x - amt})\nD[kc] += amt",
+                       "D[ka] -= amt\n_spin(SPIN)\nD[kc] = D.get(kd, 0) + amt"))
+    if kind == "Counter":   # Counter.update adds
+        move = move.replace("D.update({kb: x - amt})", "D[kb] = x - amt")
+    audit = rng.choice(("total = sum(D[k] for k in pick_all(i))", "total = sum(D.values())",
+                        "total = sum(map(D.get, pick_all(i)))", "total = sum(v for _, v in D.items())",
+                        "total = sum(D[k] for k in D)"))
+    state = (f"import decimal\nimport enum\nimport fractions\n\nSPIN = {spin}\n\n\n"
+             "class Name(str):\n    pass\n\n\n"
+             "class Tag(enum.StrEnum):\n    A = 'a'\n    B = 'b'\n    C = 'c'\n\n\n"
+             f"SLOTS = [{', '.join(_ALIAS_KEYS[family])}]\nN = len(SLOTS)\nTOTAL = 100 * N\n"
+             f"D = {ctor}\nfor _slot in SLOTS:\n    D[_slot[0]] = 100\nMOVES = [0]\n\n\n"
+             "def pick(j, i):\n    keys = SLOTS[j % N]\n    return keys[(i // 5 + j) % len(keys)]\n\n\n"
+             "def pick_all(i):\n    return [pick(j, i + j) for j in range(N)]")
+    ops = [_def("op_move", "a = i % N", "b = (a + 1) % N", "amt = 1 + i % 4",
+                "ka, kb = pick(a, i), pick(a, i + 7)", "kc, kd = pick(b, i + 3), pick(b, i + 11)",
+                move, "MOVES[0] += 1",
+                "if len(D) != N:\n    _torn('own move left %d keys: %r' % (len(D), list(D)))"),
+           _def("op_audit", audit, "if total != TOTAL or len(D) != N:\n"
+                "    _torn('%d keys sum to %r' % (len(D), total))")]
+    check = _check("total = sum(D.values())",
+                   "if total != TOTAL or len(D) != N:\n"
+                   "    problems.append('final D %r sums to %r' % (dict(D), total))")
+    body = state + "\n\n\n" + "\n\n".join(ops) + "\n\n" + check
+    return f"keys={family} kind={kind} move={move.splitlines()[0]!r} audit={audit!r} spin={spin}", \
+        body, ["op_move", "op_move", "op_audit"], False, True
+
+
 FAMILIES: dict[str, Family] = {
     "bank": bank, "buffer": buffer, "mirror": mirror, "pair": pair, "lazy": lazy,
     "ordereddict": ordereddict, "counter": counter, "deque": deque_family,
@@ -1770,6 +1826,7 @@ FAMILIES: dict[str, Family] = {
     "inevitable": inevitable, "calls": calls, "readers": readers,
     "stdlib": stdlib, "dunders": dunders, "generators": generators, "classes": classes,
     "callcounts": callcounts, "swallow": swallow, "records": records,
+    "aliases": aliases,
     **{f"escapes-{name.replace('_', '-')}": functools.partial(_escapes, mechanism=name)
        # (not bytearray += : on plain threads, 3.13t itself can hang on it;
        # tests/stm/adversarial/bytearray_iadd.py covers it under the STM)
