@@ -750,7 +750,7 @@ _HOLDERS: dict[str, tuple[str, tuple[str, str], tuple[str, ...]]] = {
         "H = array.array('q', [100, 100])",
         ("H[0]", "H[1]"),
         ("a, b = H", "a, b = H.tolist()", "a, b = list(H)", "a, b = [v for v in H]",
-         "a, b = int.from_bytes(bytes(H)[:8], sys.byteorder), H[1]")),
+         "a, b = int.from_bytes(bytes(H)[:8], sys.byteorder, signed=True), H[1]")),
 }
 
 
