@@ -1345,7 +1345,8 @@ def generators(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
 #: Per shape of ``classes``: the shared state, how a section moves ``d`` from
 #: the first half to the second (reading, spinning, writing), the forms that
 #: read both halves into ``a`` and ``b``, and the final halves.
-_CLASS_SHAPES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, str]]] = {
+#: (A fifth item, when there is one, adds lines to ``check``.)
+_CLASS_SHAPES: dict[str, tuple] = {
     "descriptor": (
         "class Field:\n    def __set_name__(self, owner, name):\n        self.key = '_' + name\n\n"
         "    def __get__(self, obj, objtype=None):\n        if obj is None:\n            return self\n"
@@ -1410,6 +1411,20 @@ _CLASS_SHAPES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...], tuple[str,
         ("a, b = Pool.halves", "a, b = SubPool.halves", "a, b = Pool.a, SubPool.b",
          "a, b = type(Pool).halves.fget(Pool)\nif Pool.moved != 100 - a:\n    _torn('moved %r, a %r' % (Pool.moved, a))"),
         ("Pool.a", "Pool.b")),
+    "metaclass_setattr": (
+        "class Meta(type):\n    def __setattr__(cls, name, value):\n"
+        "        type.__setattr__(cls, name, value)\n        if name != 'writes':\n"
+        "            type.__setattr__(cls, 'writes', cls.writes + 1)\n\n\n"
+        "class Pool(metaclass=Meta):\n    a = 100\n    b = 100\n    writes = 0",
+        ("x = Pool.a\n_spin(SPIN)\nPool.a = x - d\nPool.b += d",
+         "x = Pool.a\n_spin(SPIN)\nsetattr(Pool, 'a', x - d)\nPool.b = Pool.b + d"),
+        ("a, b = Pool.a, Pool.b\nif Pool.writes % 2:\n"
+         "    _torn('the metaclass counted %r writes: odd' % (Pool.writes,))",
+         "a, b, w = Pool.a, Pool.b, Pool.writes\nif w % 2:\n    _torn('odd writes %r' % (w,))"),
+        ("Pool.a", "Pool.b"),
+        "if Pool.writes != 2 * calls.get('op_move', 0):\n"
+        "    problems.append('the metaclass counted %r writes for %r moves' % "
+        "(Pool.writes, calls.get('op_move', 0)))"),
     "module_object": (
         "import types\n\nNS = types.ModuleType('ledger')\nNS.a = 100\nNS.b = 100",
         ("x = NS.a\n_spin(SPIN)\nNS.a = x - d\nNS.b += d",
@@ -1462,7 +1477,7 @@ def classes(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
     chains, metaclass attributes and properties, module and namespace objects,
     ``nonlocal`` cells of nested functions, ``type(self)`` class counters, dataclasses."""
     shape = rng.choice(sorted(_CLASS_SHAPES))
-    state, moves, reads, (first, second) = _CLASS_SHAPES[shape]
+    state, moves, reads, (first, second), *extra = _CLASS_SHAPES[shape]
     spin = rng.choice(SPINS)
     if shape == "super_chain":
         state = state.replace("SUPER_MID", rng.choice(("super().move(d)", "super(Mid, self).move(d)",
@@ -1480,7 +1495,8 @@ def classes(rng: random.Random) -> tuple[str, str, list[str], bool, bool]:
     ops = [_def("op_move", *lines),
            _def("op_view", read, "if a + b != TOTAL:\n    _torn('halves sum to %r' % (a + b,))")]
     check = _check(f"if ({first}, {second}) != (100 - MOVED[0], 100 + MOVED[0]):\n"
-                   f"    problems.append('final %r, moved %r' % (({first}, {second}), MOVED[0]))")
+                   f"    problems.append('final %r, moved %r' % (({first}, {second}), MOVED[0]))",
+                   *extra)
     body = (f"import operator\nimport re\n\nSPIN = {spin}\nTOTAL = 200\nMOVED = [0]\n\n\n" + state
             + "\n\n\n" + "\n\n".join(ops) + "\n\n" + check)
     variant = f"shape={shape} move={move.splitlines()[0]!r} read={read.splitlines()[0]!r} own={own} spin={spin}"
