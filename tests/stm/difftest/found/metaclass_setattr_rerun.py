@@ -8,7 +8,7 @@ the commit then publishes each logged class attribute with
 ``setattr(cls, name, value)``, which runs the metaclass's ``__setattr__`` a
 second time, in place: a metaclass that transforms the value stores it
 transformed twice (``Doubling``: 20, not 10), and one that counts writes in
-the class counts them again, in publication order (``Counted``: 2, not 1;
+the class counts them again, in publication order (``Counted``: 3, not 2;
 the family's program counts 3 writes per move instead of 2).
 (Instances are published with ``object.__setattr__``, so an instance's own
 ``__setattr__`` does not show it.)
@@ -38,6 +38,7 @@ class Counted(type):
 
 
 class Box(metaclass=Counted):
+    u = 0
     v = 0
     writes = 0
 
@@ -45,7 +46,8 @@ class Box(metaclass=Counted):
 def op(i):
     Pool.a = 5
     Box.v = 3
+    Box.u = 4
 '''
 
 if __name__ == "__main__":
-    sys.exit(compare(SOURCE, ["op"], ["Pool.a", "(Box.v, Box.writes)"]))
+    sys.exit(compare(SOURCE, ["op"], ["Pool.a", "(Box.u, Box.v, Box.writes)"]))
