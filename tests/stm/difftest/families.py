@@ -1425,6 +1425,22 @@ _CLASS_SHAPES: dict[str, tuple] = {
         "if Pool.writes != 2 * calls.get('op_move', 0):\n"
         "    problems.append('the metaclass counted %r writes for %r moves' % "
         "(Pool.writes, calls.get('op_move', 0)))"),
+    "function_attrs": (
+        "import functools\n\n\ndef ledger():\n    return ledger.a + ledger.b\n\n\n"
+        "ledger.a = 100\nledger.b = 100\nPART = functools.partial(ledger)\nPART.a = 0",
+        ("x = ledger.a\n_spin(SPIN)\nledger.a = x - d\nledger.b += d\nPART.a -= d",
+         "x = getattr(ledger, 'a')\n_spin(SPIN)\nsetattr(ledger, 'a', x - d)\n"
+         "ledger.b = ledger.b + d\nPART.a = PART.a - d"),
+        ("a, b = ledger.a, ledger.b", "a, b = operator.attrgetter('a', 'b')(ledger)",
+         "a, b = ledger.a, ledger() - ledger.a",
+         "a, b = ledger.a, ledger.b\nif PART.a != a - 100:\n    _torn('partial %r, a %r' % (PART.a, a))"),
+        ("ledger.a", "ledger.b")),
+    "exception_attrs": (
+        "class Failure(Exception):\n    pass\n\n\nH = Failure('ledger')\nH.a = 100\nH.b = 100",
+        ("x = H.a\n_spin(SPIN)\nH.a = x - d\nH.b += d",
+         "x = getattr(H, 'a')\n_spin(SPIN)\nsetattr(H, 'a', x - d)\nH.b = H.b + d"),
+        ("a, b = H.a, H.b", "a, b = operator.attrgetter('a', 'b')(H)"),
+        ("H.a", "H.b")),
     "module_object": (
         "import types\n\nNS = types.ModuleType('ledger')\nNS.a = 100\nNS.b = 100",
         ("x = NS.a\n_spin(SPIN)\nNS.a = x - d\nNS.b += d",
