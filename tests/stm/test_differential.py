@@ -21,7 +21,15 @@ class, ``total_ordering``), generators made and consumed in a section
 (``generators``: ``yield from``, ``send``, ``tee``, ``close``, generators
 writing as they are resumed), class machinery (``classes``: descriptors,
 ``__slots__`` along a hierarchy, ``super()`` chains, metaclass properties,
-module and namespace objects, nested ``nonlocal`` cells, dataclasses), and
+module and namespace objects, nested ``nonlocal`` cells, dataclasses, a
+metaclass ``__setattr__``, function and exception attributes), special
+methods that count their own calls (``callcounts``: the interpreter and C
+code call each exactly as often as CPython does), transfers inside
+constructs that swallow every exception (``swallow``: bare ``except``,
+``__exit__`` returning True, ``return`` in ``finally``...), records
+replaced by equal but distinct objects in a set or as dict keys
+(``records``), keys equal across types (``aliases``: ``1``/``1.0``/``True``,
+``str`` subclasses, ``StrEnum``), and
 what a section makes or lends that others see after it (``escapes-*``: a
 pair published then filled after an inevitable turn, a dict view kept in a
 global, a ``functools.wraps`` decorator counting calls).
