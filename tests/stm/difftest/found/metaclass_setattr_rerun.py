@@ -1,7 +1,7 @@
 """A metaclass's ``__setattr__`` runs again when the section's class writes are published.
 
 Found by the ``classes`` family, shape ``metaclass_setattr`` (e.g.
-``python -m tests.stm.difftest classes 9``; 10 of seeds 0-99, every call, one
+``python -m tests.stm.difftest classes 2``; 10 of seeds 0-99, every call, one
 thread is enough). ``Pool.a = 5`` in an optimistic section runs the
 metaclass's ``__setattr__`` (instrumented: its own writes are logged), and
 the commit then publishes each logged class attribute with

@@ -1,7 +1,7 @@
 """A shared set's element replaced by an equal but distinct object is lost.
 
 Found by the ``records`` family (e.g. ``python -m tests.stm.difftest records 2``,
-every call; 14 of the first 60 seeds, one thread is enough). In an optimistic
+every call; 23 of seeds 0-59, one thread is enough). In an optimistic
 section, ``S.discard(old); S.add(new)`` where ``new == old`` (same hash) but
 ``new is not old`` leaves ``old`` in the set after the commit: a record kept
 in a set by its id loses its update, a number keeps its type (``1`` stays
