@@ -9,7 +9,27 @@ and plain code reading shared state behind the barriers: ``copy.copy``,
 ``attrgetter`` keys, dataclass ``__eq__``/``__repr__``, ``match``,
 comprehension unpacking, dict views made at import, ``array`` buffers, a
 namedtuple of dataclass instances and an exception's arguments formatted;
-a ``defaultdict``'s missing keys looked up by C code), and
+a ``defaultdict``'s missing keys looked up by C code), the standard library
+run on shared containers (``stdlib``: ``heapq``, ``bisect``, ``itertools``,
+``functools.reduce``, ``operator`` getters, ``json``/``copy.deepcopy``
+round trips, key functions reading a shared dict, a ``ChainMap``), special
+methods of application classes called by C code (``dunders``: ``__lt__``
+for sorting, ``__len__``/``__bool__``/``__iter__``/``__contains__``/
+``__getitem__``, ``__enter__``/``__exit__``, ``__getattr__`` proxies,
+``__hash__``/``__eq__`` keys; bound by ``def``, lambda, helper, after the
+class, ``total_ordering``), generators made and consumed in a section
+(``generators``: ``yield from``, ``send``, ``tee``, ``close``, generators
+writing as they are resumed), class machinery (``classes``: descriptors,
+``__slots__`` along a hierarchy, ``super()`` chains, metaclass properties,
+module and namespace objects, nested ``nonlocal`` cells, dataclasses, a
+metaclass ``__setattr__``, function and exception attributes), special
+methods that count their own calls (``callcounts``: the interpreter and C
+code call each exactly as often as CPython does), transfers inside
+constructs that swallow every exception (``swallow``: bare ``except``,
+``__exit__`` returning True, ``return`` in ``finally``...), records
+replaced by equal but distinct objects in a set or as dict keys
+(``records``), keys equal across types (``aliases``: ``1``/``1.0``/``True``,
+``str`` subclasses, ``StrEnum``), and
 what a section makes or lends that others see after it (``escapes-*``: a
 pair published then filled after an inevitable turn, a dict view kept in a
 global, a ``functools.wraps`` decorator counting calls).

@@ -3,9 +3,12 @@
 ``families`` is the grammar (one generator per construct family: containers,
 ``collections`` types, truthiness, operators, unpacking, lazy iterators,
 objects and class attributes, globals, closures, exceptions, inevitable
-calls); ``program`` is the shape of a generated module; ``runner`` loads a
-program instrumented or plain and drives it from threads, or serially as the
-reference; ``effects`` is an uninstrumented helper whose calls make a
+calls, the standard library on shared containers, special methods called by
+C code, generators, class machinery, call counts, swallowed exceptions,
+equal-but-distinct records and keys); ``found`` holds minimal programs
+reduced from what the families found; ``program`` is the shape of a
+generated module; ``runner`` loads a program instrumented or plain and
+drives it from threads, or serially as the reference; ``effects`` is an uninstrumented helper whose calls make a
 section inevitable. ``python -m tests.stm.difftest FAMILY SEED`` prints a
 program and runs it (see ``__main__``).
 """

@@ -1,0 +1,1 @@
+"""Minimal programs reduced from failures of the differential tester (see README.md)."""
