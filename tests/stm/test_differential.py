@@ -221,3 +221,16 @@ def test_plain_threads_break_the_invariants(capsys: pytest.CaptureFixture) -> No
     assert detected >= total // 4, (
         f"only {detected} of {total} generated programs broke an invariant on plain threads: "
         f"the race windows are too narrow for the tester to mean much ({broken})")
+
+
+FOUND = sorted(p.stem for p in (REPO / "tests" / "stm" / "difftest" / "found").glob("*.py")
+               if not p.stem.startswith("_"))
+
+
+@pytest.mark.parametrize("name", FOUND)
+def test_programs_the_tester_found_now_run_as_a_serial_run(name: str) -> None:
+    """Each program reduced from a failure (``difftest/found``) gives what plain Python gives."""
+    result = subprocess.run([sys.executable, "-m", f"tests.stm.difftest.found.{name}"],
+                            cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and "same as a serial run" in result.stdout, (
+        result.stdout + result.stderr)

@@ -1416,11 +1416,14 @@ def _changed_keys(log: ContainerLog) -> tuple[list, set]:
     removed = list(real.keys() - shadow.keys())        # (deletion order is no state)
     surviving = [key for key in real if key in shadow] if removed else list(real)
     order = list(shadow)
-    if order[:len(surviving)] == surviving:
+    # Compared by identity: a key the section deleted and set again as an
+    # equal but distinct object (1 then 1.0) is the new object in a serial
+    # run, so it moves too.
+    if list(map(id, order[:len(surviving)])) == list(map(id, surviving)):
         first = len(surviving)
     else:
-        first = next((i for i, (a, b) in enumerate(zip(surviving, order))
-                      if a is not b and a != b), len(surviving))
+        first = next((i for i, (a, b) in enumerate(zip(surviving, order)) if a is not b),
+                     len(surviving))
     tail = order[first:]
     in_tail = set(tail)
     moved = in_tail & set(surviving)
@@ -1434,16 +1437,19 @@ def _changed_keys(log: ContainerLog) -> tuple[list, set]:
 
 
 def _publish_attr(obj: Any, name: str, value: Any) -> None:
-    setter = object.__setattr__ if not isinstance(obj, type) else setattr
+    # The value is what the section's own code stored: a metaclass's
+    # __setattr__ ran then, in the section (its store is the one logged); it
+    # must not run again here (type's, not setattr()).
+    is_class = isinstance(obj, type)
     if value is DELETED:
         # The section saw a value of the instance's own (delete_attr checked);
         # never raise half-way through a publication.
         try:
-            (object.__delattr__ if not isinstance(obj, type) else delattr)(obj, name)
+            (type.__delattr__ if is_class else object.__delattr__)(obj, name)
         except AttributeError:
             pass
     else:
-        setter(obj, name, value)
+        (type.__setattr__ if is_class else object.__setattr__)(obj, name, value)
 
 
 def _publish_container(log: ContainerLog, changed_keys: Optional[tuple[list, set]]) -> None:
@@ -1478,6 +1484,11 @@ def _publish_container(log: ContainerLog, changed_keys: Optional[tuple[list, set
         real.extend(shadow)
     else:                                        # a set
         real.difference_update(real - shadow)
+        # An element the section replaced by an equal but distinct object
+        # (discard(old); add(new)): update() alone would keep the old one.
+        held = set(map(id, real))
+        for element in [e for e in shadow if id(e) not in held and e in real]:
+            real.discard(element)
         real.update(shadow)
 
 
