@@ -47,6 +47,8 @@ from typing import Any, Callable, Generator, Iterable, Optional
 from tornado_stm import run_context, stm
 from tornado_stm.stm import barriers
 from tornado_stm.stm import log as stmlog
+from tornado_stm.stm.bindings import audit_module_classes
+from tornado_stm.stm.registry import VERSIONED_MODULES
 from tornado_stm.stm.txn import current as _current_tx
 from tornado_stm.stm.worldlock import WORLD_LOCK
 
@@ -352,6 +354,8 @@ class TransactionQueue:
         threads = 1 if backend == "serial" or getattr(_atomic_depth, "depth", 0) > 0 \
             else (nb_segments or _num_threads[0])
         stmlog.open_from_environment()  # $PYPYSTM, when no command opened the log
+        for module in list(VERSIONED_MODULES):
+            audit_module_classes(module)    # what the script set up plainly (bindings)
         self._error = None
         self._ending = _Ending()
         self.number_of_transactions = 0

@@ -461,6 +461,9 @@ def test_a_tested_method_bound_without_its_def_goes_through_tested_method() -> N
     assert "__len__ = _stm_special(TABLE.__len__)" in code
     assert "R.__iter__ = _stm_special(TABLE.__iter__)" in code
     assert "__slots__ = ()" in code
+    # every class statement: audited once made (bindings.audited_class), outermost
+    code = _unparse(rewrite("@deco\nclass R:\n    pass\n", "audit.py"))
+    assert "@_stm_class\n@deco\nclass R:" in code
 
 
 def test_the_test_of_an_if_comparing_two_values_is_one_barrier_call() -> None:

@@ -23,6 +23,7 @@ from typing import Optional, Sequence
 
 from tornado_stm.instrument.rewriter import GLOBALS_NAME, RUNTIME_NAMES, rewrite_module
 from tornado_stm.stm import barriers, start
+from tornado_stm.stm.bindings import audit_module_classes
 from tornado_stm.stm.registry import PLAINLY_READ_GLOBALS, VERSIONED_MODULES, register_code
 from tornado_stm.stm.section import entry, finalizer, module_body
 
@@ -73,6 +74,7 @@ class InstrumentingLoader(importlib.machinery.SourceFileLoader):
         prepare_module(module)
         with module_body():                  # top-level code is not a section
             super().exec_module(module)
+        audit_module_classes(module)         # its classes as its top level left them
 
 
 class InstrumentingFinder(importlib.abc.MetaPathFinder):

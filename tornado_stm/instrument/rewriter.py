@@ -56,6 +56,7 @@ from typing import Iterable, Iterator, Optional
 from tornado_stm.instrument.fresh import (ATOM, DEEP, NUMBER, SCALAR, UNKNOWN, Kinds, LocalBindings,
                                          constant_kind, fresh_locals, local_kinds,
                                          module_constants, nested_names)
+from tornado_stm.stm.bindings import TESTED_RESULTS, is_special_name
 
 #: Names injected into every instrumented module (name -> barrier attribute).
 RUNTIME_NAMES = {
@@ -76,11 +77,8 @@ RUNTIME_NAMES = {
     "_stm_callee": "recursive_callee", "_stm_locals": "frame_names",
     "_stm_pairs": "pairs_operand", "_stm_compared": "compared",
     "_stm_tested": "tested_method", "_stm_special": "special_method",
+    "_stm_class": "audited_class",
 }
-#: Methods whose result the interpreter or C code tests itself (rich
-#: comparisons, ``in``, a ``with``'s exit): it goes through barriers.compared.
-_TESTED_RESULTS = frozenset({"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
-                             "__contains__", "__exit__", "__aexit__"})
 #: The module's own globals dict, injected as this name.
 GLOBALS_NAME = "_stm_G"
 TX_NAME = "_stm_tx"
@@ -175,15 +173,9 @@ def _wrap_special_method(statement: ast.Assign | ast.AnnAssign, name: str) -> No
     ``barriers.tested_method``), and a C method the call barrier
     (``barriers.special_method``)."""
     wrapper = "_stm_finalizer" if name == "__del__" else \
-        "_stm_tested" if name in _TESTED_RESULTS else "_stm_special"
+        "_stm_tested" if name in TESTED_RESULTS else "_stm_special"
     if statement.value is not None:
         statement.value = ast.copy_location(_call(wrapper, statement.value), statement.value)
-
-
-#: Special names that never hold a method.
-_SPECIAL_DATA = frozenset({"__slots__", "__doc__", "__module__", "__qualname__", "__dict__",
-                           "__class__", "__annotations__", "__match_args__", "__all__",
-                           "__weakref__", "__name__"})
 
 
 def _special_method_bound(targets: list[ast.expr], attribute: bool) -> Optional[str]:
@@ -193,8 +185,7 @@ def _special_method_bound(targets: list[ast.expr], attribute: bool) -> Optional[
     for target in targets:
         name = target.attr if attribute and isinstance(target, ast.Attribute) else \
             target.id if not attribute and isinstance(target, ast.Name) else None
-        if name is not None and len(name) > 4 and name.startswith("__") \
-                and name.endswith("__") and name not in _SPECIAL_DATA:
+        if name is not None and (name == "__del__" or is_special_name(name)):
             return name
     return None
 
@@ -537,7 +528,7 @@ class Rewriter(ast.NodeTransformer):
     def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
         for statement in _class_body_statements(node.body):
             if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-                    and statement.name in _TESTED_RESULTS:
+                    and statement.name in TESTED_RESULTS:
                 statement._stm_compares = True        # type: ignore[attr-defined]
             # ``__del__ = release``, ``__eq__ = lambda self, o: ...``: a
             # special method not written as a ``def`` of its name (maybe
@@ -546,14 +537,18 @@ class Rewriter(ast.NodeTransformer):
                 special = _special_method_bound(_targets(statement), attribute=False)
                 if special is not None:
                     _wrap_special_method(statement, special)
+        # Outermost, once the class is made: the special methods it got where
+        # the rewriter cannot see (bindings.audited_class).
+        audited = ast.copy_location(_name("_stm_class"), node)
         if not self._in_function():
             # A module's class body runs once, at import: only its functions are rewritten.
             node.body = self._visit_body(node.body)
+            node.decorator_list.insert(0, audited)
             return node
         # A class statement in a function runs in the section of each call: its
         # decorators, bases and body read through the barriers like the
         # function's own code, and its methods see the function's names.
-        node.decorator_list = [self.visit(d) for d in node.decorator_list]
+        node.decorator_list = [audited, *(self.visit(d) for d in node.decorator_list)]
         node.bases = [self.visit(b) for b in node.bases]
         if node.bases:
             # class P(Base): seen by a barrier (P enters Base.__subclasses__())

@@ -60,8 +60,7 @@ import sys
 import threading
 from collections import defaultdict, deque
 from enum import EnumType
-from types import (BuiltinMethodType, FrameType, FunctionType, MethodDescriptorType, MethodType,
-                   MethodWrapperType, ModuleType, WrapperDescriptorType)
+from types import FrameType, FunctionType, MethodType, ModuleType
 from typing import Any, Iterator, Optional
 
 from tornado_stm.stm import policy
@@ -83,9 +82,10 @@ from tornado_stm.stm.reach import (FRAME_TYPES, HOLDING_IMMUTABLE_TYPES,
 from tornado_stm.stm.registry import (INSTRUMENTED_CODES, VERSIONED_MODULES, application_frame,
                                       has_plain_globals,
                                       is_instrumented, reads_plainly)
-from tornado_stm.stm.section import (ENTRY_CODE, STEPPED_FLAGS, entry, entry_target,
-                                     of_another_loop, on_this_loop, wraps_with_defaults,
-                                     without_engine_frames)
+from tornado_stm.stm.bindings import (audited_class, bound_special, special_method,  # noqa: F401
+                                      tested_method)
+from tornado_stm.stm.section import (ENTRY_CODE, STEPPED_FLAGS, entry_target,
+                                     of_another_loop, on_this_loop, without_engine_frames)
 from tornado_stm.stm.txn import (BARRIERS_ABOVE, CONTAINER_TYPES, DELETED, AbortSection, CURRENT,
                                  Transaction,
                                  class_attribute_bound, direct_dict_write, direct_write,
@@ -223,7 +223,8 @@ def _module_attr(tx: Transaction, module: ModuleType, name: str) -> Any:
         fallback = tx.read_dict_item(namespace, "__getattr__")
     except KeyError:
         raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}") from None
-    return fallback(name)
+    # (through the call barrier: __getattr__ = VALUES.get reads a shared dict)
+    return call(tx, fallback, name)
 
 
 #: Attributes of a function that change how a call runs: set on an entry
@@ -332,6 +333,8 @@ def set_attr(tx: Optional[Transaction], obj: Any, name: str, value: Any,
              through_the_class: bool = True) -> None:
     """``obj.name = value``. ``through_the_class=False``: the module's own slot
     (``object.__setattr__(mod, ...)`` in a module class's ``__setattr__``)."""
+    if isinstance(obj, type):
+        value = bound_special(name, value)  # Cls.__len__ = TABLE.__len__ (bindings)
     if name in _CALL_SHAPING and type(obj) is FunctionType and obj.__code__ is ENTRY_CODE:
         # f.__defaults__ = (10,): the function the entry wrapper calls uses its own.
         setattr(entry_target(obj), name, value)
@@ -513,6 +516,8 @@ def _judge_method(tx: Transaction, kind: type, name: str) -> None:
     """
     for klass in kind.__mro__:
         method = klass.__dict__.get(name)
+        if isinstance(method, staticmethod):       # (bindings.special_method's wrapper)
+            method = method.__func__
         if method is not None:
             if is_instrumented(method):
                 return
@@ -643,6 +648,13 @@ def _read_in_place(tx: Transaction, obj: Any) -> Any:
     elif type(obj) not in IMMUTABLE_TYPES and hasattr(type(obj), "__iter__") \
             and not isinstance(obj, (*READ_INEVITABLY_TYPES, *DICT_VIEW_TYPES)):
         # An iterable of the application's: what its __iter__ hands back.
+        if type(getattr(type(obj), "__iter__", None)) is FunctionType \
+                and not is_instrumented(type(obj).__iter__):
+            # Library Python (a UserDict or ChainMap subclass) would read
+            # the live object as the loop goes: its items as the call
+            # barrier reads them (list(obj)), as a for loop over a shared
+            # container reads a consistent copy.
+            return iter(call(tx, list, obj))
         return handed_out_iterator(tx, obj, iter(obj))
     return read_other_shared(tx, obj)
 
@@ -874,63 +886,6 @@ def compared(tx: Optional[Transaction], result: Any) -> Any:
     if isinstance(result, (*CONTAINER_TYPES, bytearray)) or _truth_read_unseen(type(result)):
         tx.become_inevitable("a comparison or test method returned a shared value")
     return result
-
-
-def special_method(method: Any) -> Any:
-    """``__getitem__ = value`` in an instrumented class body (or ``Reg.__len__
-    = value`` after it), for any special method: a method of a mutable
-    object's C code (``TABLE.__getitem__``, ``dict.__getitem__``,
-    ``list.__len__``) becomes a function that calls it through the call
-    barrier, as ``TABLE[key]`` written out would be read.
-
-    The interpreter calls a special method itself (``reg[k]``, ``len(reg)``,
-    ``for k in reg``, ``cfg.name`` through ``__getattr__``), where no barrier
-    stands, and the C method would read the live container, past the
-    section's log. Anything else is bound as it is.
-    """
-    if isinstance(method, (BuiltinMethodType, MethodWrapperType)):
-        owner = getattr(method, "__self__", None)
-        if owner is None or isinstance(owner, (ModuleType, type)) \
-                or type(owner) in IMMUTABLE_TYPES:
-            return method
-
-        def delegated(self: Any, *args: Any, **kwargs: Any) -> Any:
-            return call(CURRENT.tx, method, *args, **kwargs)
-    elif isinstance(method, (MethodDescriptorType, WrapperDescriptorType)):
-        if method.__objclass__ in (object, type) or method.__objclass__ in IMMUTABLE_TYPES:
-            return method
-
-        def delegated(self: Any, *args: Any, **kwargs: Any) -> Any:
-            return call(CURRENT.tx, method, self, *args, **kwargs)
-    else:
-        return method
-    delegated.__name__ = delegated.__qualname__ = method.__name__
-    INSTRUMENTED_CODES.add(delegated.__code__)
-    return entry(delegated)
-
-
-def tested_method(method: Any) -> Any:
-    """``__eq__ = value`` in an instrumented class body (or ``Key.__eq__ =
-    value`` after it), for the methods whose result C tests: a lambda, or
-    an instrumented function under another name, returns through
-    :func:`compared` as a ``def __eq__`` does. A ``partialmethod`` of one
-    likewise, and a C method as :func:`special_method` makes it; anything
-    else (library code) is bound as it is.
-    """
-    if isinstance(method, functools.partialmethod):
-        return functools.partialmethod(tested_method(method.func), *method.args,
-                                       **method.keywords)
-    method = special_method(method)
-    if getattr(method, "__code__", None) is not ENTRY_CODE:
-        return method
-    target = entry_target(method)
-
-    def result_tested(*args: Any, **kwargs: Any) -> Any:
-        return compared(CURRENT.tx, target(*args, **kwargs))
-
-    wraps_with_defaults(result_tested, target)
-    INSTRUMENTED_CODES.add(result_tested.__code__)
-    return entry(result_tested)
 
 
 def _truth_read_unseen(kind: type) -> bool:

@@ -327,6 +327,8 @@ def call_optimistic(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
     if isinstance(f, type) and issubclass(f, type) and len(args) == 3:
         # type(name, bases, ns), Meta(name, bases, ns): a class is made
         making_a_class(tx, args[1])
+        from tornado_stm.stm.bindings import audited_namespace   # (it imports the barriers)
+        args = (args[0], args[1], audited_namespace(args[2]))
     if rule.kind == "pure" and (args or kwargs) and not _sees_identity(f):
         args, kwargs, stand_ins = _arguments_through_the_barrier(args, kwargs, f)
         result = _call_optimistic(tx, f, rule, args, kwargs)
