@@ -62,8 +62,13 @@ def load(program: Program, directory: Path, *, instrumented: bool) -> ModuleType
     """A fresh module running ``program``'s source, rewritten for the STM or plain."""
     tag = "stm" if instrumented else "plain"
     name = f"difftest_{tag}_{program.family}_{program.seed}_{next(_serial)}"
+    return load_source(program.source, name, directory, instrumented=instrumented)
+
+
+def load_source(source: str, name: str, directory: Path, *, instrumented: bool) -> ModuleType:
+    """A fresh module ``name`` running ``source`` (written into ``directory``,
+    for tracebacks), rewritten for the STM or plain."""
     path = directory / f"{name}.py"
-    source = program.source
     path.write_text(source)
     module = ModuleType(name)
     module.__file__ = str(path)

@@ -14,26 +14,13 @@ import tempfile
 import types
 from pathlib import Path
 
-from tornado_stm.instrument import compile_instrumented, prepare_namespace
+from tests.stm.difftest.runner import load_source
 
 
 def _load(source: str, instrumented: bool) -> types.ModuleType:
-    name = f"found_{'stm' if instrumented else 'plain'}"
-    path = Path(tempfile.mkdtemp()) / f"{name}.py"
-    path.write_text(source)
-    module = types.ModuleType(name)
-    module.__file__ = str(path)
-    sys.modules[name] = module
-    try:
-        if instrumented:
-            code = compile_instrumented(source, str(path))
-            prepare_namespace(module.__dict__)
-        else:
-            code = compile(source, str(path), "exec", dont_inherit=True)
-        exec(code, module.__dict__)
-    finally:
-        sys.modules.pop(name, None)
-    return module
+    tag = "stm" if instrumented else "plain"
+    return load_source(source, f"found_{tag}", Path(tempfile.mkdtemp()),
+                       instrumented=instrumented)
 
 
 def compare(source: str, ops: list[str], shown: list[str]) -> int:
