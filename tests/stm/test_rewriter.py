@@ -451,15 +451,15 @@ def test_a_tested_method_bound_without_its_def_goes_through_tested_method() -> N
                             "    if X:\n        __contains__ = helper\n"
                             "    other = helper\n"
                             "P.__exit__ = helper\nP.exit = helper\n", "bound.py"))
-    assert "__eq__ = _stm_tested(_stm_entry(lambda self, k: k))" in code
-    assert "__contains__ = _stm_tested(helper)" in code
-    assert "P.__exit__ = _stm_tested(helper)" in code
+    assert "__eq__ = _stm_tested(_stm_entry(lambda self, k: k), '__eq__')" in code
+    assert "__contains__ = _stm_tested(helper, '__contains__')" in code
+    assert "P.__exit__ = _stm_tested(helper, '__exit__')" in code
     assert code.count("_stm_tested(") == 3
     # any other special method: a C method of a mutable object goes through the call barrier
     code = _unparse(rewrite("class R:\n    __len__ = TABLE.__len__\n    __slots__ = ()\n"
                             "R.__iter__ = TABLE.__iter__\n", "special.py"))
-    assert "__len__ = _stm_special(TABLE.__len__)" in code
-    assert "R.__iter__ = _stm_special(TABLE.__iter__)" in code
+    assert "__len__ = _stm_special(TABLE.__len__, '__len__')" in code
+    assert "R.__iter__ = _stm_special(TABLE.__iter__, '__iter__')" in code
     assert "__slots__ = ()" in code
     # every class statement: audited once made (bindings.audited_class), outermost
     code = _unparse(rewrite("@deco\nclass R:\n    pass\n", "audit.py"))

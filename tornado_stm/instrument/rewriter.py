@@ -175,7 +175,8 @@ def _wrap_special_method(statement: ast.Assign | ast.AnnAssign, name: str) -> No
     wrapper = "_stm_finalizer" if name == "__del__" else \
         "_stm_tested" if name in TESTED_RESULTS else "_stm_special"
     if statement.value is not None:
-        statement.value = ast.copy_location(_call(wrapper, statement.value), statement.value)
+        args = (statement.value,) if name == "__del__" else (statement.value, _const(name))
+        statement.value = ast.copy_location(_call(wrapper, *args), statement.value)
 
 
 def _special_method_bound(targets: list[ast.expr], attribute: bool) -> Optional[str]:

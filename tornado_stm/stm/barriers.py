@@ -650,11 +650,11 @@ def _read_in_place(tx: Transaction, obj: Any) -> Any:
         # An iterable of the application's: what its __iter__ hands back.
         if type(getattr(type(obj), "__iter__", None)) is FunctionType \
                 and not is_instrumented(type(obj).__iter__):
-            # Library Python (a UserDict or ChainMap subclass) would read
-            # the live object as the loop goes: its items as the call
-            # barrier reads them (list(obj)), as a for loop over a shared
-            # container reads a consistent copy.
-            return iter(call(tx, list, obj))
+            # Library Python (a UserDict or ChainMap subclass) reads the live
+            # object as the loop goes, lazily (a break, a worklist that
+            # grows): in place, inevitably.
+            tx.become_inevitable(f"iterating a shared {policy.qualified_name(type(obj))}")
+            return iter(obj)
         return handed_out_iterator(tx, obj, iter(obj))
     return read_other_shared(tx, obj)
 

@@ -79,14 +79,18 @@ def _called_without_self(method: Any) -> Optional[Any]:
     return None
 
 
-def _reads_its_instance(method: Any) -> bool:
-    """True for a C method of a mutable builtin type, bound to the instance
-    (``__getattr__ = dict.__getitem__`` on a dict subclass)."""
+def _reads_its_instance(method: Any, name: Optional[str]) -> bool:
+    """True for a C method of a mutable builtin type bound to the instance
+    under another name (``__getattr__ = dict.__getitem__`` on a dict
+    subclass). Under its own name (``__repr__ = dict.__repr__``) it is what
+    the instance's type has anyway, and stays itself (pprint and others
+    compare it by identity)."""
     return isinstance(method, (MethodDescriptorType, WrapperDescriptorType)) \
+        and name is not None and name != method.__name__ \
         and method.__objclass__ not in (object, type) and method.__objclass__ not in IMMUTABLE_TYPES
 
 
-def special_method(method: Any) -> Any:
+def special_method(method: Any, name: Optional[str] = None) -> Any:
     """``method`` as a special method: C code reading a mutable object is
     called through the call barrier, as ``TABLE[key]`` written out is read.
 
@@ -101,7 +105,7 @@ def special_method(method: Any) -> Any:
     if inner is not None:
         def delegated(*args: Any, **kwargs: Any) -> Any:
             return _barrier("call")(CURRENT.tx, inner, *args, **kwargs)
-    elif _reads_its_instance(method):
+    elif _reads_its_instance(method, name):
         def delegated(*args: Any, **kwargs: Any) -> Any:
             return _barrier("call")(CURRENT.tx, method, *args, **kwargs)
     else:
@@ -113,7 +117,7 @@ def special_method(method: Any) -> Any:
     return staticmethod(wrapper) if inner is not None else wrapper
 
 
-def tested_method(method: Any) -> Any:
+def tested_method(method: Any, name: Optional[str] = None) -> Any:
     """``method`` as ``__eq__`` (or another of ``TESTED_RESULTS``): a lambda,
     an instrumented function under another name, a ``partialmethod`` of one,
     or C code made so by :func:`special_method`, returns through
@@ -122,7 +126,7 @@ def tested_method(method: Any) -> Any:
     if isinstance(method, functools.partialmethod):
         return functools.partialmethod(tested_method(method.func), *method.args,
                                        **method.keywords)
-    method = special_method(method)
+    method = special_method(method, name)
     if isinstance(method, staticmethod):
         return staticmethod(tested_method(method.__func__))
     if getattr(method, "__code__", None) is not ENTRY_CODE \
@@ -147,18 +151,22 @@ def bound_special(name: str, value: Any) -> Any:
     the call barrier, and as one of ``TESTED_RESULTS`` returns through
     ``compared``. (A function there is left as it is: the rewriter gave the
     forms it sees their rules.)"""
-    if not is_special_name(name):
+    if not isinstance(name, str) or not is_special_name(name):
         return value
-    wrapped = special_method(value)
+    wrapped = special_method(value, name)
     if wrapped is not value and name in TESTED_RESULTS:
-        wrapped = tested_method(wrapped)
+        wrapped = tested_method(wrapped, name)
     return wrapped
 
 
 def audited_class(cls: type) -> type:
     """The outermost decorator of an instrumented class statement: the special
     methods the class got in ways the rewriter cannot see (a class decorator,
-    a tuple target, a metaclass filling the namespace) get their rules."""
+    a tuple target, a metaclass filling the namespace) get their rules.
+    Whatever else a class statement made (a decorator may return anything)
+    is returned as it is."""
+    if not isinstance(cls, type):
+        return cls
     for name, value in list(vars(cls).items()):
         wrapped = bound_special(name, value)
         if wrapped is not value:
@@ -171,8 +179,7 @@ def audited_namespace(namespace: Any) -> Any:
     of :func:`bound_special` where a value needs them, else itself."""
     if not isinstance(namespace, dict):
         return namespace
-    changed = {name: bound_special(name, value) for name, value in namespace.items()
-               if isinstance(name, str)}
+    changed = {name: bound_special(name, value) for name, value in namespace.items()}
     if all(changed[name] is namespace[name] for name in changed):
         return namespace
     return {**namespace, **changed}
@@ -184,6 +191,15 @@ def audit_module_classes(module: ModuleType) -> None:
     ``type(...)`` at its top level, which no barrier sees): at the end of
     its import, and when a script's ``transaction.run()`` starts."""
     name = module.__name__
-    for value in list(vars(module).values()):
-        if isinstance(value, type) and value.__dict__.get("__module__") == name:
-            audited_class(value)
+    seen: set[int] = set()
+    # its classes, the classes of its instances (REG = type(...)()), and the
+    # classes nested in those
+    kinds = [value if isinstance(value, type) else type(value)
+             for value in list(vars(module).values())]
+    while kinds:
+        kind = kinds.pop()
+        if id(kind) in seen or kind.__dict__.get("__module__") != name:
+            continue
+        seen.add(id(kind))
+        audited_class(kind)
+        kinds.extend(value for value in list(vars(kind).values()) if isinstance(value, type))

@@ -327,13 +327,19 @@ def call_optimistic(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
     if isinstance(f, type) and issubclass(f, type) and len(args) == 3:
         # type(name, bases, ns), Meta(name, bases, ns): a class is made
         making_a_class(tx, args[1])
-        from tornado_stm.stm.bindings import audited_namespace   # (it imports the barriers)
-        args = (args[0], args[1], audited_namespace(args[2]))
+        args = (args[0], args[1], _audited(args[2]))
     if rule.kind == "pure" and (args or kwargs) and not _sees_identity(f):
         args, kwargs, stand_ins = _arguments_through_the_barrier(args, kwargs, f)
         result = _call_optimistic(tx, f, rule, args, kwargs)
         return _callables_given_back(result, stand_ins) if stand_ins else result
     return _call_optimistic(tx, f, rule, args, kwargs)
+
+
+def _audited(namespace: Any) -> Any:
+    """The namespace of ``type(name, bases, ns)`` in a section, special methods
+    bound to C code given their rules (``bindings.audited_namespace``)."""
+    from tornado_stm.stm.bindings import audited_namespace   # (it imports the barriers)
+    return audited_namespace(namespace)
 
 
 def _sees_identity(f: Any) -> bool:
@@ -954,6 +960,8 @@ def _class_is_safe(klass: type) -> bool:
 def call_direct(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
     """A call outside optimistic mode: in place, bumping the containers it mutates."""
     rule = policy.lookup(f)
+    if isinstance(f, type) and issubclass(f, type) and len(args) == 3:
+        args = (args[0], args[1], _audited(args[2]))     # type(name, bases, ns)
     stand_ins = None
     if _names_its_caller(f):
         f = _from_the_application(f)

@@ -34,6 +34,7 @@ from tornado_stm.stm.attrkinds import W_PLAIN, refuses_attribute, write_kind
 from tornado_stm.stm.barriers import (call, contains, deep_view, del_attr, del_item, frame_names,
                                       get_attr,
                                       get_item, instance_dict, reshaped_class, set_attr, set_item)
+from tornado_stm.stm.bindings import bound_special
 from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, call_reading, checks_by_reading,
                                    handed_out_iterator, is_shared_iterator, through_the_barrier)
 from tornado_stm.stm.reach import direct_container_call
@@ -112,6 +113,9 @@ def _special_object_setattr(tx: Optional[Transaction], f: Any, args: tuple, kwar
     same slot bound to its object: ``super().__setattr__(name, value)``, ``obj.__setattr__``;
     ``type.__setattr__(cls, name, value)`` likewise, in a metaclass."""
     f, args = _object_slot_call(f, args, deleting=False)
+    if len(args) == 3 and isinstance(args[0], type) and not kwargs:
+        # type.__setattr__(Cls, "__len__", TABLE.__len__): see bindings
+        args = (args[0], args[1], bound_special(args[1], args[2]))
     if len(args) == 3 and isinstance(args[0], ModuleType) and not kwargs:
         return set_attr(tx, *args, through_the_class=False)    # a module's dict
     name = _attribute_name(args[1]) if len(args) == 3 else None
