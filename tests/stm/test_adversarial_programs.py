@@ -110,6 +110,7 @@ FOUR_THREADS = frozenset({
     "builtins_shadowed", "operator_collecting_app_objects", "compare_results_tested_by_c",
     "tested_results_forms", "tested_results_bound", "str_subclass_results",
     "special_methods_of_c", "special_methods_bound_unseen", "bindings_as_plain_python",
+    "exec_of_text",
 })
 
 #: Programs that pass under the engine and break on plain threads of the

@@ -74,6 +74,7 @@ RUNTIME_NAMES = {
     "_stm_imported": "imported_name", "_stm_cm": "context_manager",
     "_stm_await": "awaited", "_stm_raise": "raised", "_stm_bases": "class_bases",
     "_stm_patterns": "match_patterns", "_stm_stores": "stores_in_place",
+    "_stm_plain_code": "code_run_plainly",
     "_stm_callee": "recursive_callee", "_stm_locals": "frame_names",
     "_stm_pairs": "pairs_operand", "_stm_compared": "compared",
     "_stm_tested": "tested_method", "_stm_special": "special_method",
@@ -641,6 +642,10 @@ class Rewriter(ast.NodeTransformer):
                 return ast.copy_location(_call("_stm_locals", self.tx(), node), node)
             builtin = node.func.id
             node = self.generic_visit(node)
+            if builtin in ("eval", "exec") and node.args and not isinstance(node.args[0], ast.Starred):
+                # the code runs unbarriered, in place: alone and for good
+                node.args[0] = ast.copy_location(
+                    _call("_stm_plain_code", self.tx(), node.args[0]), node.args[0])
             if builtin in ("eval", "exec") and len(node.args) == 1 and not node.keywords \
                     and not isinstance(node.args[0], ast.Starred) and not self.scope.is_class:
                 # eval(text) sees the function's names as locals() gives them

@@ -955,11 +955,24 @@ def stores_in_place(tx: Optional[Transaction], iterable: Any) -> Any:
     an item (``[0 for CFG.cur in xs]``): stored in place, without a barrier.
     A rare idiom, run inevitably, every overlapping section aborting
     (RESHAPE_STRIPE is held): slow, but serial."""
+    _in_place_alone(tx, "a comprehension storing into an attribute or an item")
+    return iterable
+
+
+def code_run_plainly(tx: Optional[Transaction], source: Any) -> Any:
+    """The code ``eval`` or ``exec`` runs (``exec("HITS += 1", globals())``):
+    plain code, reading and writing the namespaces in place. As
+    :func:`stores_in_place`: inevitable first, so an abort can neither keep
+    nor repeat its writes, and every overlapping section aborts."""
+    _in_place_alone(tx, "eval or exec of plain code")
+    return source
+
+
+def _in_place_alone(tx: Optional[Transaction], why: str) -> None:
     if tx is not None:
         if not tx.inevitable:
-            tx.become_inevitable("a comprehension storing into an attribute or an item")
+            tx.become_inevitable(why)
         hold((RESHAPE_STRIPE,))
-    return iterable
 
 
 def raised(tx: Optional[Transaction], exc: Any) -> Any:
