@@ -23,7 +23,8 @@ from typing import Optional, Sequence
 
 from tornado_stm.instrument.rewriter import GLOBALS_NAME, RUNTIME_NAMES, rewrite_module
 from tornado_stm.stm import barriers, start
-from tornado_stm.stm.bindings import audit_module_classes
+from tornado_stm.stm.bindings import (audit_module_classes, audited_class, special_method,
+                                      tested_method)
 from tornado_stm.stm.registry import PLAINLY_READ_GLOBALS, VERSIONED_MODULES, register_code
 from tornado_stm.stm.section import entry, finalizer, module_body
 
@@ -35,7 +36,8 @@ def runtime_namespace() -> dict[str, object]:
     start()    # the C barriers must be in place before they are handed out
     names: dict[str, object] = {name: getattr(barriers, attr) for name, attr in RUNTIME_NAMES.items()}
     names.update(_stm_entry=entry, _stm_finalizer=finalizer, _stm_operator=operator,
-                 _stm_slice=slice)
+                 _stm_slice=slice, _stm_tested=tested_method, _stm_special=special_method,
+                 _stm_class=audited_class)
     return names
 
 

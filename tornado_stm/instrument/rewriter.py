@@ -77,8 +77,6 @@ RUNTIME_NAMES = {
     "_stm_plain_code": "code_run_plainly",
     "_stm_callee": "recursive_callee", "_stm_locals": "frame_names",
     "_stm_pairs": "pairs_operand", "_stm_compared": "compared",
-    "_stm_tested": "tested_method", "_stm_special": "special_method",
-    "_stm_class": "audited_class",
 }
 #: The module's own globals dict, injected as this name.
 GLOBALS_NAME = "_stm_G"
@@ -171,8 +169,8 @@ def _wrap_special_method(statement: ast.Assign | ast.AnnAssign, name: str) -> No
     """``__del__ = value``, ``__eq__ = value`` (a lambda, a function bound
     under another name), ``__getitem__ = TABLE.__getitem__``: the value gets
     the rules a ``def`` of that name gets (``section.finalizer``,
-    ``barriers.tested_method``), and a C method the call barrier
-    (``barriers.special_method``)."""
+    ``bindings.tested_method``), and a C method the call barrier
+    (``bindings.special_method``)."""
     wrapper = "_stm_finalizer" if name == "__del__" else \
         "_stm_tested" if name in TESTED_RESULTS else "_stm_special"
     if statement.value is not None:

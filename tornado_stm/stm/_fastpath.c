@@ -1412,10 +1412,7 @@ fp_compare(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 static PyObject *
 fp_compare_test(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    PyObject *result;
-    long op = plain_operator(B_COMPARE, N_COMPARE, 0, args, nargs, &result);
-    if (op >= 0)
-        result = PyObject_RichCompare(args[2], args[3], compare_ops[op]);
+    PyObject *result = fp_compare(module, args, nargs);
     if (result == NULL || PyBool_Check(result))
         return result;
     PyObject *truth_args[2] = {args[0], result};

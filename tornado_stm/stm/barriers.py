@@ -82,8 +82,7 @@ from tornado_stm.stm.reach import (FRAME_TYPES, HOLDING_IMMUTABLE_TYPES,
 from tornado_stm.stm.registry import (INSTRUMENTED_CODES, VERSIONED_MODULES, application_frame,
                                       has_plain_globals,
                                       is_instrumented, reads_plainly)
-from tornado_stm.stm.bindings import (audited_class, bound_special, special_method,  # noqa: F401
-                                      tested_method)
+from tornado_stm.stm.bindings import bound_special
 from tornado_stm.stm.section import (ENTRY_CODE, STEPPED_FLAGS, entry_target,
                                      of_another_loop, on_this_loop, without_engine_frames)
 from tornado_stm.stm.txn import (BARRIERS_ABOVE, CONTAINER_TYPES, DELETED, AbortSection, CURRENT,
@@ -648,8 +647,8 @@ def _read_in_place(tx: Transaction, obj: Any) -> Any:
     elif type(obj) not in IMMUTABLE_TYPES and hasattr(type(obj), "__iter__") \
             and not isinstance(obj, (*READ_INEVITABLY_TYPES, *DICT_VIEW_TYPES)):
         # An iterable of the application's: what its __iter__ hands back.
-        if type(getattr(type(obj), "__iter__", None)) is FunctionType \
-                and not is_instrumented(type(obj).__iter__):
+        method = type(obj).__iter__
+        if type(method) is FunctionType and not is_instrumented(method):
             # Library Python (a UserDict or ChainMap subclass) reads the live
             # object as the loop goes, lazily (a break, a worklist that
             # grows): in place, inevitably.

@@ -101,20 +101,20 @@ def special_method(method: Any, name: Optional[str] = None) -> Any:
     """
     if getattr(getattr(method, "__func__", method), "__stm_special__", False):
         return method
-    inner = _called_without_self(method)
-    if inner is not None:
-        def delegated(*args: Any, **kwargs: Any) -> Any:
-            return _barrier("call")(CURRENT.tx, inner, *args, **kwargs)
-    elif _reads_its_instance(method, name):
-        def delegated(*args: Any, **kwargs: Any) -> Any:
-            return _barrier("call")(CURRENT.tx, method, *args, **kwargs)
-    else:
+    callee = _called_without_self(method)
+    binds_self = callee is None and _reads_its_instance(method, name)
+    if callee is None and not binds_self:
         return method
+    callee = method if binds_self else callee
+
+    def delegated(*args: Any, **kwargs: Any) -> Any:
+        return _barrier("call")(CURRENT.tx, callee, *args, **kwargs)
+
     delegated.__name__ = delegated.__qualname__ = getattr(method, "__name__", "special")
     INSTRUMENTED_CODES.add(delegated.__code__)
     wrapper = entry(delegated)
     wrapper.__stm_special__ = True                 # type: ignore[attr-defined]
-    return staticmethod(wrapper) if inner is not None else wrapper
+    return wrapper if binds_self else staticmethod(wrapper)
 
 
 def tested_method(method: Any, name: Optional[str] = None) -> Any:

@@ -46,6 +46,7 @@ from typing import Any, Optional
 from tornado_stm.stm import faults, policy
 from tornado_stm.stm.extension import VIEW_MAPPING
 from tornado_stm.stm.attrkinds import IMMUTABLE_TYPES
+from tornado_stm.stm.bindings import audited_namespace
 from tornado_stm.stm.registry import (ENGINE_DIR, INSTRUMENTED_CODES, application_frame,
                                       is_engine_code, is_instrumented, python_methods)
 from tornado_stm.stm.reach import (ATOM_TYPES, FRAME_TYPES, HEAP_TYPE, HOLDING_IMMUTABLE_TYPES,
@@ -324,10 +325,9 @@ def call_optimistic(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
     rule = policy.lookup(f)
     if rule is policy.IRREVOCABLE and isinstance(f, type):
         rule = class_policy(f)
-    if isinstance(f, type) and issubclass(f, type) and len(args) == 3:
-        # type(name, bases, ns), Meta(name, bases, ns): a class is made
+    if _makes_a_class(f, args):
         making_a_class(tx, args[1])
-        args = (args[0], args[1], _audited(args[2]))
+        args = _namespace_audited(args)
     if rule.kind == "pure" and (args or kwargs) and not _sees_identity(f):
         args, kwargs, stand_ins = _arguments_through_the_barrier(args, kwargs, f)
         result = _call_optimistic(tx, f, rule, args, kwargs)
@@ -335,11 +335,15 @@ def call_optimistic(tx: Transaction, f: Any, args: tuple, kwargs: dict) -> Any:
     return _call_optimistic(tx, f, rule, args, kwargs)
 
 
-def _audited(namespace: Any) -> Any:
-    """The namespace of ``type(name, bases, ns)`` in a section, special methods
-    bound to C code given their rules (``bindings.audited_namespace``)."""
-    from tornado_stm.stm.bindings import audited_namespace   # (it imports the barriers)
-    return audited_namespace(namespace)
+def _makes_a_class(f: Any, args: tuple) -> bool:
+    """``type(name, bases, ns)``, ``Meta(name, bases, ns)``: a class is made."""
+    return isinstance(f, type) and issubclass(f, type) and len(args) == 3
+
+
+def _namespace_audited(args: tuple) -> tuple:
+    """The arguments of ``type(name, bases, ns)`` in a section, special methods
+    of ``ns`` bound to C code given their rules (``bindings.audited_namespace``)."""
+    return (args[0], args[1], audited_namespace(args[2]))
 
 
 def _sees_identity(f: Any) -> bool:
@@ -960,8 +964,8 @@ def _class_is_safe(klass: type) -> bool:
 def call_direct(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) -> Any:
     """A call outside optimistic mode: in place, bumping the containers it mutates."""
     rule = policy.lookup(f)
-    if isinstance(f, type) and issubclass(f, type) and len(args) == 3:
-        args = (args[0], args[1], _audited(args[2]))     # type(name, bases, ns)
+    if _makes_a_class(f, args):
+        args = _namespace_audited(args)
     stand_ins = None
     if _names_its_caller(f):
         f = _from_the_application(f)
