@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import sys
 import threading
+import time
 
 import pytest
 
@@ -146,3 +148,89 @@ def test_when_no_barrier_takes_w_the_updates_are_lost(monkeypatch) -> None:
         if counts["table"] < 4 * 4 * 40:
             break
     assert counts["table"] < 4 * 4 * 40, counts
+
+
+# -- obj.method(args) after an await: the arguments before W ---------------------
+
+def _stack_names(thread: threading.Thread) -> set[str]:
+    frame = sys._current_frames().get(thread.ident)
+    names = set()
+    while frame is not None:
+        names.add(frame.f_code.co_name)
+        frame = frame.f_back
+    return names
+
+
+def _hold_w_while_spinning(app, ledger, between=lambda: None) -> list:
+    """Run compute_then_record on a thread; once it spins (its second step,
+    computing the argument of ``ledger.record``), take W: what ``ledger``
+    holds then, and after ``between()`` (run holding W) and the step's end."""
+    worker = threading.Thread(target=asyncio.run,
+                              args=(app.compute_then_record(ledger, 3_000_000),))
+    worker.start()
+    try:
+        deadline = time.monotonic() + 30
+        while "spin" not in _stack_names(worker):
+            assert worker.is_alive() and time.monotonic() < deadline, "the step never spun"
+        with WORLD_LOCK:
+            when_w_taken = list(ledger.entries)
+            between()
+    finally:
+        worker.join(30)
+    return when_w_taken
+
+
+@lazy_steps
+def test_a_method_call_after_an_await_computes_its_arguments_before_taking_w() -> None:
+    """``ledger.record(spin(n))``: looking ``record`` up first (plain
+    Python's order) would take W before the computation, and an ``async def``
+    handler's ``self.write(compute())`` would compute one coroutine at a time."""
+    app = instrumented("asyncsteps")
+    ledger = app.Ledger()
+    assert _hold_w_while_spinning(app, ledger) == []    # W was free while it spun
+    assert ledger.entries == [app.spin(3_000_000)]
+
+
+@lazy_steps
+def test_the_method_is_the_one_bound_when_the_step_takes_w() -> None:
+    """Rebound while the step computed without W (by code holding W), the
+    method called is the new one: the step runs as if it began when it took
+    W, as in a serial run that puts it after that code."""
+    app = instrumented("asyncsteps")
+    ledger = app.Ledger()
+    original = app.Ledger.record
+    calls = []
+    try:
+        seen = _hold_w_while_spinning(
+            app, ledger, lambda: setattr(app.Ledger, "record", lambda self, v: calls.append(v)))
+    finally:
+        app.Ledger.record = original
+    assert seen == [] and ledger.entries == [] and calls == [app.spin(3_000_000)]
+
+
+def test_a_missing_method_fails_before_its_arguments_are_computed() -> None:
+    app = instrumented("asyncsteps")
+    assert asyncio.run(app.call_a_missing_method(app.Ledger())) == []
+
+
+def test_a_method_whose_argument_awaits_is_looked_up_before_the_await() -> None:
+    """``ledger.record(await gate)``: the lookup is made in the first step, as
+    plain Python makes it; rebinding ``record`` during the await changes nothing."""
+    app = instrumented("asyncsteps")
+    ledger = app.Ledger()
+    original = app.Ledger.record
+    calls = []
+
+    async def scenario() -> None:
+        gate = asyncio.get_running_loop().create_future()
+        task = asyncio.ensure_future(app.record_what_is_awaited(ledger, gate))
+        await asyncio.sleep(0)                   # the task awaits the gate now
+        app.Ledger.record = lambda self, v: calls.append(v)
+        gate.set_result("answer")
+        await task
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        app.Ledger.record = original
+    assert ledger.entries == ["answer"] and calls == []

@@ -76,7 +76,7 @@ RUNTIME_NAMES = {
     "_stm_patterns": "match_patterns", "_stm_stores": "stores_in_place",
     "_stm_plain_code": "code_run_plainly",
     "_stm_callee": "recursive_callee", "_stm_locals": "frame_names",
-    "_stm_pairs": "pairs_operand", "_stm_compared": "compared",
+    "_stm_pairs": "pairs_operand", "_stm_compared": "compared", "_stm_gm": "method_to_call",
 }
 #: The module's own globals dict, injected as this name.
 GLOBALS_NAME = "_stm_G"
@@ -253,6 +253,9 @@ class _Scope:
         self.compares = False
         #: A class body's temporaries (class attributes until the body ends).
         self.class_temps: list[str] = []
+        #: An ``async def`` body: it runs in coroutine steps (section._step),
+        #: and ``obj.m(args)`` looks ``m`` up at the call (barriers.method_to_call).
+        self.coroutine = False
 
 
 class Rewriter(ast.NodeTransformer):
@@ -408,6 +411,7 @@ class Rewriter(ast.NodeTransformer):
                        if name not in own_boxed}
         scope.constants = bindings.constants
         scope.compares = getattr(node, "_stm_compares", False)
+        scope.coroutine = isinstance(node, ast.AsyncFunctionDef)
         saved, self.scope = self.scope, scope
         try:
             body = self._visit_body(node.body)
@@ -683,7 +687,14 @@ class Rewriter(ast.NodeTransformer):
             new = ast.Call(func=callee, args=[self.visit(a) for a in node.args],
                            keywords=[self._keyword(k) for k in node.keywords])
             return ast.copy_location(new, node)
-        func = self.visit(node.func)
+        if self.scope.coroutine and isinstance(node.func, ast.Attribute) \
+                and node.func.attr != "__dict__" and not _suspends(node):
+            # the method is looked up at the call, after its arguments (when
+            # that is the same: barriers.method_to_call)
+            func = ast.copy_location(_call("_stm_gm", self.tx(), self.visit(node.func.value),
+                                           _const(node.func.attr)), node.func)
+        else:
+            func = self.visit(node.func)
         args = [self.visit(a) for a in node.args]
         if isinstance(node.func, ast.Name) and node.func.id == "type" and len(args) == 3 \
                 and not any(isinstance(a, ast.Starred) for a in args):
@@ -1432,6 +1443,14 @@ def _alias_barriers(body: list[ast.stmt]) -> list[ast.Assign]:
             use.id += ALIAS_SUFFIX
     return [ast.Assign(targets=[ast.Name(id=name + ALIAS_SUFFIX, ctx=ast.Store())],
                        value=_name(name)) for name in sorted(looped)]
+
+
+def _suspends(call: ast.Call) -> bool:
+    """True when computing the arguments of ``call`` may end a step: an
+    ``await`` or ``yield`` among them (a coroutine step's method lookup must
+    then be made before, in the step where plain Python makes it)."""
+    return any(isinstance(node, (ast.Await, ast.Yield, ast.YieldFrom))
+               for part in (*call.args, *call.keywords) for node in ast.walk(part))
 
 
 def _params(args: ast.arguments) -> list[str]:

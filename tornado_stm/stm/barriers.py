@@ -60,7 +60,7 @@ import sys
 import threading
 from collections import defaultdict, deque
 from enum import EnumType
-from types import FrameType, FunctionType, MethodType, ModuleType
+from types import FrameType, FunctionType, GetSetDescriptorType, MethodType, ModuleType
 from typing import Any, Iterator, Optional
 
 from tornado_stm.stm import policy
@@ -405,6 +405,65 @@ def reshaped_class(tx: Optional[Transaction], obj: Any, name: str, op: Any, *val
         tx.become_inevitable(f"changing the kind of {policy.qualified_name(obj)}.{name}")
     direct_write((stripe_of_key(id(obj), name), RESHAPE_STRIPE), reshape)
     return True
+
+
+_OBJECT_GETATTRIBUTE = object.__getattribute__
+
+
+class PendingMethod:
+    """``obj.name`` about to be called, looked up at the call (see :func:`method_to_call`).
+
+    Only the call barrier ever sees one: the instrumenter passes what
+    :func:`method_to_call` returns straight to ``call``.
+    """
+
+    __slots__ = ("obj", "name")
+
+    def __init__(self, obj: Any, name: str) -> None:
+        self.obj = obj
+        self.name = name
+
+    def resolve(self) -> Any:
+        """The bound method, looked up now (by a step that holds W)."""
+        return get_attr(None, self.obj, self.name)
+
+
+def method_to_call(tx: Optional[Transaction], obj: Any, name: str) -> Any:
+    """``obj.name`` in ``obj.name(args)`` in an ``async def`` body whose
+    arguments do not await: ``get_attr``, except in a coroutine step that
+    has not yet taken W (``section._step``).
+
+    There, looking the method up would take W before the arguments are
+    computed: ``self.write(render(rows))`` after an ``await`` would render
+    under W, one coroutine at a time. When the lookup is a plain one -- a
+    Python function found on the class, no ``__getattribute__`` of the
+    class's own, no value of that name in the instance dict -- it has no
+    effect and cannot fail, so it may as well be made at the call, once the
+    arguments (computed on the step's own objects, or having taken W
+    themselves) are known: the call barrier takes W, then the lookup is
+    made (:meth:`PendingMethod.resolve`). The step then reads the class as
+    it is when the step holds W, as a serial run at that point would.
+    """
+    if tx is None and CURRENT.step is not None and _looked_up_plainly(obj, name):
+        return PendingMethod(obj, name)
+    return get_attr(tx, obj, name)
+
+
+def _looked_up_plainly(obj: Any, name: str) -> bool:
+    """True when ``obj.name`` is a Python function of ``obj``'s class, reached
+    by ``object.__getattribute__`` without running code or failing."""
+    klass = type(obj)
+    if read_kind(klass, name)[0] != PLAIN \
+            or attrkinds.find_class_attribute(klass, "__getattribute__")[1] is not _OBJECT_GETATTRIBUTE:
+        return False
+    if type(attrkinds.find_class_attribute(klass, name)[1]) is not FunctionType:
+        return False
+    if not klass.__dictoffset__:
+        return True
+    if type(attrkinds.find_class_attribute(klass, "__dict__")[1]) is not GetSetDescriptorType:
+        return False
+    own = object.__getattribute__(obj, "__dict__")
+    return name not in own
 
 
 def _attr_stripes(obj: Any, name: str) -> tuple[int, ...]:
@@ -1171,6 +1230,9 @@ class Box:
 def call(tx: Optional[Transaction], f: Any, /, *args: Any, **kwargs: Any) -> Any:
     try:
         kind = type(f)
+        if kind is PendingMethod:
+            f = f.resolve()
+            kind = type(f)
         if kind is FunctionType:
             code = f.__code__
             if code is ENTRY_CODE:

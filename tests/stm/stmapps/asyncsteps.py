@@ -115,3 +115,43 @@ def reset_each_way() -> None:
 def each_way() -> dict:
     return {"table": TABLE["n"], "tally": TALLY.n, "count": COUNT,
             "appended": len(WALLS) - 1, "locked": WALLS[0]}
+
+
+# -- obj.method(args) in a step: the method is looked up at the call ----------
+
+class Ledger:
+    """A shared object whose method steps call with what they computed."""
+
+    def __init__(self) -> None:
+        self.entries: list = []
+
+    def record(self, value: object) -> None:
+        self.entries.append(value)
+
+
+def spin(limit: int) -> int:
+    """Arithmetic on locals only: no barrier takes W."""
+    total = 0
+    for value in range(limit):
+        total += value & 7
+    return total
+
+
+async def compute_then_record(ledger: Ledger, limit: int) -> None:
+    await asyncio.sleep(0)
+    ledger.record(spin(limit))
+
+
+async def call_a_missing_method(ledger: Ledger) -> list:
+    """plain Python fails the lookup before computing the argument."""
+    await asyncio.sleep(0)
+    try:
+        ledger.missing(ledger.record("argument computed"))
+    except AttributeError:
+        pass
+    return ledger.entries
+
+
+async def record_what_is_awaited(ledger: Ledger, gate: "asyncio.Future") -> None:
+    """plain Python looks ``record`` up before the await, in the first step."""
+    ledger.record(await gate)
