@@ -36,6 +36,7 @@ import functools
 import heapq
 import logging
 import threading
+from types import FunctionType, MethodType
 from typing import Any, Callable, Coroutine
 
 from tornado_stm.loop import request
@@ -43,6 +44,9 @@ from tornado_stm.loop.resting import RestingFds
 from tornado_stm.stm.worldlock import WORLD_LOCK
 
 logger = logging.getLogger(__name__)
+
+_get_ident = threading.get_ident
+_SELECTOR_CALL_SOON = asyncio.SelectorEventLoop.call_soon
 
 
 class ThreadLoop(RestingFds, asyncio.SelectorEventLoop):
@@ -64,9 +68,11 @@ class ThreadLoop(RestingFds, asyncio.SelectorEventLoop):
         callbacks must wake this loop, or the waiter sleeps until its next
         event.
         """
-        if self._on_another_thread():
+        # (inline and without super(): every future's callback comes here)
+        owner = self._thread_id
+        if owner is not None and owner != _get_ident():
             return self.call_soon_threadsafe(callback, *args, context=context)
-        return super().call_soon(_holding_w_if_shared(callback), *args, context=context)
+        return _SELECTOR_CALL_SOON(self, _holding_w_if_shared(callback), *args, context=context)
 
     def call_soon_threadsafe(self, callback: Callable[..., Any], *args: Any,
                              context: Any = None) -> asyncio.Handle:
@@ -121,10 +127,17 @@ def _holding_w_if_shared(callback: Callable[..., Any]) -> Callable[..., Any]:
     coroutine step does.
     """
     target = callback
-    while isinstance(target, functools.partial):
-        target = target.func
-    target = getattr(target, "__func__", target)
-    if getattr(target, "__module__", None) not in _SHARED_PRIMITIVE_MODULES:
+    kind = type(target)
+    if kind is MethodType:              # the common cases first, without getattr()
+        module = target.__func__.__module__
+    elif kind is FunctionType:
+        module = target.__module__
+    else:
+        while isinstance(target, functools.partial):
+            target = target.func
+        target = getattr(target, "__func__", target)
+        module = getattr(target, "__module__", None)
+    if module not in _SHARED_PRIMITIVE_MODULES:
         return callback
     return functools.partial(_run_holding_w, callback)
 
