@@ -234,3 +234,18 @@ def test_a_method_whose_argument_awaits_is_looked_up_before_the_await() -> None:
     finally:
         app.Ledger.record = original
     assert ledger.entries == ["answer"] and calls == []
+
+
+def test_a_method_the_arguments_rebind_is_the_one_found_before_them() -> None:
+    """Red-team round 37: the lookup is put off only while the step touches
+    nothing shared; the argument's rebinding takes W, and the lookup is made
+    then, before it, so the method called is the one plain Python found."""
+    app = instrumented("asyncsteps")
+    ledger = app.Ledger()
+    original = app.Ledger.record
+    try:
+        asyncio.run(app.call_what_the_arguments_rebind(ledger))
+        asyncio.run(app.call_what_the_arguments_rebind(ledger))   # the replacement, now
+    finally:
+        app.Ledger.record = original
+    assert ledger.entries == ["argument", ("replacement", "argument")]

@@ -411,21 +411,35 @@ _OBJECT_GETATTRIBUTE = object.__getattribute__
 
 
 class PendingMethod:
-    """``obj.name`` about to be called, looked up at the call (see :func:`method_to_call`).
+    """``obj.name`` about to be called, looked up when the step takes W (see
+    :func:`method_to_call`).
 
     Only the call barrier ever sees one: the instrumenter passes what
     :func:`method_to_call` returns straight to ``call``.
     """
 
-    __slots__ = ("obj", "name")
+    __slots__ = ("obj", "name", "found", "error")
 
     def __init__(self, obj: Any, name: str) -> None:
         self.obj = obj
         self.name = name
+        self.found: Any = PendingMethod        # (not looked up yet)
+        self.error: Optional[BaseException] = None
+
+    def look_up(self) -> None:
+        """Called by ``section.LazyW`` once the step holds W."""
+        try:
+            self.found = get_attr(None, self.obj, self.name)
+        except Exception as error:      # the method went meanwhile: raised at the call
+            self.error = error
 
     def resolve(self) -> Any:
-        """The bound method, looked up now (by a step that holds W)."""
-        return get_attr(None, self.obj, self.name)
+        """The bound method, as the step found it when it took W."""
+        if self.found is PendingMethod and self.error is None:
+            self.look_up()              # (the call itself took W: looked up now)
+        if self.error is not None:
+            raise self.error
+        return self.found
 
 
 def method_to_call(tx: Optional[Transaction], obj: Any, name: str) -> Any:
@@ -439,13 +453,19 @@ def method_to_call(tx: Optional[Transaction], obj: Any, name: str) -> Any:
     Python function found on the class, no ``__getattribute__`` of the
     class's own, no value of that name in the instance dict -- it has no
     effect and cannot fail, so it may as well be made at the call, once the
-    arguments (computed on the step's own objects, or having taken W
-    themselves) are known: the call barrier takes W, then the lookup is
-    made (:meth:`PendingMethod.resolve`). The step then reads the class as
-    it is when the step holds W, as a serial run at that point would.
+    arguments are known. It is made when the step takes W (``section.LazyW``),
+    by the call barrier or by an argument's first access to shared state,
+    whichever comes first: until then the step touched nothing shared, so
+    the lookup reads the class as a serial run that starts the step there
+    would, and what the arguments do after (rebinding the method) comes
+    after the lookup, as in plain Python.
     """
-    if tx is None and CURRENT.step is not None and _looked_up_plainly(obj, name):
-        return PendingMethod(obj, name)
+    if tx is None:
+        take_w = CURRENT.step
+        if take_w is not None and _looked_up_plainly(obj, name):
+            pending = PendingMethod(obj, name)
+            take_w.lookups.append(pending)
+            return pending
     return get_attr(tx, obj, name)
 
 

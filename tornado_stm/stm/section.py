@@ -690,6 +690,36 @@ STEPPED_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_G
 STEP_COUNTS = {"took_w": 0, "without_w": 0}
 
 
+class LazyW:
+    """``CURRENT.step`` while a step runs without W (see above): called by the
+    first barrier that may touch shared state, it takes W for the rest of
+    the step.
+
+    It then makes the method lookups the step put off until their calls
+    (``barriers.method_to_call``: ``self.write(render(rows))`` in an
+    ``async def``), as of that moment: the arguments computed so far
+    touched nothing shared, so the lookup reads what it would have read
+    before them, and what they do from now on (rebinding the method, say)
+    comes after it, as in plain Python.
+    """
+
+    __slots__ = ("took", "lookups")
+
+    def __init__(self) -> None:
+        self.took = False
+        #: barriers.PendingMethod objects made before W, to be looked up when it is taken.
+        self.lookups: list[Any] = []
+
+    def __call__(self) -> None:
+        CURRENT.step = None
+        WORLD_LOCK.acquire()
+        WORLD_LOCK.open_to_plain_code()
+        self.took = True
+        lookups, self.lookups = self.lookups, []
+        for lookup in lookups:
+            lookup.look_up()
+
+
 def _step(resume: Callable[..., Any], *args: Any) -> Any:
     """Run one step of a frame outside any section: under W from its first
     barrier that may touch shared state (see above) to its end."""
@@ -709,21 +739,13 @@ def _step(resume: Callable[..., Any], *args: Any) -> Any:
                 return _yielded_to_the_task(resume(*args))
             finally:
                 enter_clocks_read_in_place()
-    took_w = False
-
-    def take_w() -> None:
-        nonlocal took_w
-        CURRENT.step = None
-        WORLD_LOCK.acquire()
-        WORLD_LOCK.open_to_plain_code()
-        took_w = True
-
+    take_w = LazyW()
     CURRENT.step = take_w
     try:
         return _yielded_to_the_task(resume(*args))
     finally:
         CURRENT.step = None
-        if took_w:
+        if take_w.took:
             enter_clocks_read_in_place()
             WORLD_LOCK.release()
             STEP_COUNTS["took_w"] += 1

@@ -155,3 +155,19 @@ async def call_a_missing_method(ledger: Ledger) -> list:
 async def record_what_is_awaited(ledger: Ledger, gate: "asyncio.Future") -> None:
     """plain Python looks ``record`` up before the await, in the first step."""
     ledger.record(await gate)
+
+
+def _replacement(self: Ledger, value: object) -> None:
+    self.entries.append(("replacement", value))
+
+
+def rebind_record() -> str:
+    """Rebinds ``Ledger.record`` (shared state: the step takes W here)."""
+    Ledger.record = _replacement
+    return "argument"
+
+
+async def call_what_the_arguments_rebind(ledger: Ledger) -> None:
+    """plain Python calls the ``record`` found before its argument rebinds it."""
+    await asyncio.sleep(0)
+    ledger.record(rebind_record())
