@@ -541,6 +541,33 @@ def test_the_privacy_answer_follows_the_private_dict() -> None:
 
 
 @needs_c
+def test_deeply_private_tells_a_structure_the_section_built() -> None:
+    """``deeply_private``: True only when every container reached is private
+    and everything else is an immutable builtin; False (Python scans then)
+    for a shared container, an instance, or a walk over its budget."""
+    from tornado_stm.stm import _fastpath
+
+    tx = new_tx("opt")
+    shared_row = [7, 8]
+    grid = private(tx, [private(tx, [0, 1, 2]) for _ in range(3)])
+    state = private(tx, {"grid": grid, "size": (3, 3), "tags": frozenset({"a"}),
+                         "names": private(tx, {"x", "y"}), "none": None})
+    assert _fastpath.deeply_private(tx, state, 10_000) is True
+    assert _fastpath.deeply_private(tx, (state, "s", 1.5), 10_000) is True
+    assert _fastpath.deeply_private(tx, state, 5) is False          # over budget
+    grid.append(shared_row)
+    assert _fastpath.deeply_private(tx, state, 10_000) is False     # a shared row
+    grid.pop()
+    state["who"] = collections.Counter()                           # not a plain container
+    assert _fastpath.deeply_private(tx, state, 10_000) is False
+    del state["who"]
+    state["key"] = (1, shared_row)                                 # inside a tuple
+    assert _fastpath.deeply_private(tx, state, 10_000) is False
+    assert _fastpath.deeply_private(tx, shared_row, 10_000) is False
+    assert _fastpath.deeply_private(None, [], 10_000) is False      # no transaction: Python's
+
+
+@needs_c
 def test_a_read_set_gets_every_stripe_read_while_it_is_in_use() -> None:
     """C skips adding a stripe it added to the same set lately: every stripe
     read still ends up in the set, whatever set the transaction holds."""

@@ -1326,6 +1326,105 @@ fp_truth(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return value_barrier(B_TRUTH, 1, args, nargs);
 }
 
+/* -- deeply_private: a structure the section built, nothing shared in it ------------- */
+
+/* 1 when obj reaches only immutable builtins (through tuples and frozensets)
+ * and exact lists, dicts and sets private to tx; 0 when it reaches anything
+ * else or the walk is too long or deep (the Python scan decides then); -1
+ * with an exception. Private containers are this thread's alone: nothing
+ * changes them during the walk. */
+static int
+walk_deeply_private(PyObject *tx, PyObject *obj, Py_ssize_t *budget, int depth)
+{
+    if (--*budget < 0 || depth > 100)
+        return 0;
+    PyTypeObject *type = Py_TYPE(obj);
+    if (type == &PyTuple_Type) {
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(obj); i++) {
+            int r = walk_deeply_private(tx, PyTuple_GET_ITEM(obj, i), budget, depth + 1);
+            if (r <= 0)
+                return r;
+        }
+        return 1;
+    }
+    if (type == &PyFrozenSet_Type)
+        return flat_immutable_values(obj, 0);
+    if (type == &PySlice_Type)
+        return 0;
+    if (is_immutable_type(obj))
+        return 1;
+    if (type != &PyList_Type && type != &PyDict_Type && type != &PySet_Type)
+        return 0;
+    int private = is_private(tx, obj);
+    if (private <= 0)
+        return private;
+    if (type == &PyList_Type) {
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(obj); i++) {
+            PyObject *item = PyList_GET_ITEM(obj, i);
+            /* a row of numbers: one step of the budget per item, no call */
+            if (Py_IS_TYPE(item, &PyLong_Type) || Py_IS_TYPE(item, &PyUnicode_Type)
+                    || Py_IS_TYPE(item, &PyFloat_Type) || Py_IS_TYPE(item, &PyBool_Type)
+                    || item == Py_None) {
+                if (--*budget < 0)
+                    return 0;
+                continue;
+            }
+            Py_INCREF(item);
+            int r = walk_deeply_private(tx, item, budget, depth + 1);
+            Py_DECREF(item);
+            if (r <= 0)
+                return r;
+        }
+        return 1;
+    }
+    if (type == &PyDict_Type) {
+        Py_ssize_t pos = 0;
+        PyObject *key, *value;
+        while (PyDict_Next(obj, &pos, &key, &value)) {
+            Py_INCREF(key);
+            Py_INCREF(value);
+            int r = walk_deeply_private(tx, key, budget, depth + 1);
+            if (r > 0)
+                r = walk_deeply_private(tx, value, budget, depth + 1);
+            Py_DECREF(key);
+            Py_DECREF(value);
+            if (r <= 0)
+                return r;
+        }
+        return 1;
+    }
+    PyObject *iterator = PyObject_GetIter(obj), *item;
+    if (iterator == NULL)
+        return -1;
+    int r = 1;
+    while (r > 0 && (item = PyIter_Next(iterator)) != NULL) {
+        r = walk_deeply_private(tx, item, budget, depth + 1);
+        Py_DECREF(item);
+    }
+    Py_DECREF(iterator);
+    if (r > 0 && PyErr_Occurred())
+        r = -1;
+    return r;
+}
+
+static PyObject *
+fp_deeply_private(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyLong_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "deeply_private(tx, obj, budget)");
+        return NULL;
+    }
+    if (!S.configured || Py_TYPE(args[0]) != S.tx_type)
+        Py_RETURN_FALSE;            /* not the C engine's transaction: Python decides */
+    Py_ssize_t budget = PyLong_AsSsize_t(args[2]);
+    if (budget == -1 && PyErr_Occurred())
+        return NULL;
+    int r = walk_deeply_private(args[0], args[1], &budget, 0);
+    if (r < 0)
+        return NULL;
+    return PyBool_FromLong(r);
+}
+
 static PyObject *
 fp_touch(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -2199,6 +2298,9 @@ static PyMethodDef fp_methods[] = {
      "deep_view(tx, obj): barriers.deep_view"},
     {"truth", (PyCFunction)(void (*)(void))fp_truth, METH_FASTCALL,
      "truth(tx, obj): barriers.truth"},
+    {"deeply_private", (PyCFunction)(void (*)(void))fp_deeply_private, METH_FASTCALL,
+     "deeply_private(tx, obj, budget): True if obj reaches only immutable values and lists, "
+     "dicts and sets private to tx (within budget items); False when unsure"},
     {"touch", (PyCFunction)(void (*)(void))fp_touch, METH_FASTCALL,
      "touch(tx, obj): barriers.touch"},
     {"tick", (PyCFunction)(void (*)(void))fp_tick, METH_FASTCALL, "tick(tx): barriers.tick"},

@@ -44,7 +44,7 @@ from types import (AsyncGeneratorType, BuiltinFunctionType, CoroutineType, Funct
 from typing import Any, Optional
 
 from tornado_stm.stm import faults, policy
-from tornado_stm.stm.extension import VIEW_MAPPING
+from tornado_stm.stm.extension import EXTENSION, VIEW_MAPPING
 from tornado_stm.stm.attrkinds import IMMUTABLE_TYPES
 from tornado_stm.stm.bindings import audited_namespace
 from tornado_stm.stm.registry import (ENGINE_DIR, INSTRUMENTED_CODES, application_frame,
@@ -420,6 +420,12 @@ def _call_optimistic(tx: Transaction, f: Any, rule: policy.CallPolicy, args: tup
 #: How many objects _deeply_private() looks at before giving up.
 DEEP_CHECK_BUDGET = 10_000
 
+#: ``_fastpath.deeply_private(tx, obj, budget)``: True when ``obj`` reaches
+#: only immutable values and lists, dicts and sets private to ``tx`` (a
+#: structure the section built), walked in C; False when it cannot tell.
+#: None without the extension (the Python walks below decide alone).
+_C_DEEPLY_PRIVATE = getattr(EXTENSION, "deeply_private", None)
+
 
 def _deeply_private(tx: Transaction, root: Any) -> bool:
     """True if ``root`` reaches only immutable values and containers private to ``tx``.
@@ -430,6 +436,9 @@ def _deeply_private(tx: Transaction, root: Any) -> bool:
     container of numbers and strings only (a row of a grid) is passed over
     at C speed, as one.
     """
+    if _C_DEEPLY_PRIVATE is not None and _C_DEEPLY_PRIVATE(tx, root[0], DEEP_VIEW_BUDGET) \
+            and all(_C_DEEPLY_PRIVATE(tx, value, DEEP_VIEW_BUDGET) for value in root[1].values()):
+        return True
     stack = [root]
     budget = DEEP_CHECK_BUDGET
     while stack:
@@ -1213,6 +1222,8 @@ def record_nested(tx: Transaction, root: Any, instances: bool = False) -> bool:
     would miss that write: the caller becomes inevitable) or a nested
     container changes while it is scanned ("changed size during iteration").
     """
+    if _C_DEEPLY_PRIVATE is not None and _C_DEEPLY_PRIVATE(tx, root, DEEP_VIEW_BUDGET):
+        return True             # built by the section from immutable values: nothing to record
     try:
         return _scan_nested(tx, root, instances)
     except RuntimeError:
