@@ -161,12 +161,18 @@ def _stack_names(thread: threading.Thread) -> set[str]:
     return names
 
 
-def _hold_w_while_spinning(app, ledger, between=lambda: None) -> list:
-    """Run compute_then_record on a thread; once it spins (its second step,
-    computing the argument of ``ledger.record``), take W: what ``ledger``
-    holds then, and after ``between()`` (run holding W) and the step's end."""
-    worker = threading.Thread(target=asyncio.run,
-                              args=(app.compute_then_record(ledger, 3_000_000),))
+def _hold_w_while_spinning(app, ledger, between=lambda: None, coroutine=None) -> list:
+    """Run ``coroutine`` (compute_then_record) on a thread; once it spins
+    (its second step, computing without W), take W and run ``between()``:
+    what ``ledger`` holds when W was taken. The coroutine's result goes to
+    ``ledger.result``."""
+    if coroutine is None:
+        coroutine = app.compute_then_record(ledger, 3_000_000)
+
+    def run() -> None:
+        ledger.result = asyncio.run(coroutine)
+
+    worker = threading.Thread(target=run)
     worker.start()
     try:
         deadline = time.monotonic() + 30
@@ -249,3 +255,56 @@ def test_a_method_the_arguments_rebind_is_the_one_found_before_them() -> None:
     finally:
         app.Ledger.record = original
     assert ledger.entries == ["argument", ("replacement", "argument")]
+
+
+@lazy_steps
+def test_a_method_deleted_while_its_arguments_compute_fails_before_their_shared_writes() -> None:
+    """Red-team round 37, finding 2: another thread deletes ``record`` while
+    the step computes its argument; the lookup, made when the argument first
+    touches shared state, fails there, before the argument's write, as the
+    lookup fails before the argument in plain Python."""
+    app = instrumented("asyncsteps")
+    ledger = app.Ledger()
+    original = app.Ledger.record
+    try:
+        _hold_w_while_spinning(app, ledger, lambda: delattr(app.Ledger, "record"),
+                               app.record_what_is_computed_and_noted(ledger, 3_000_000))
+    finally:
+        app.Ledger.record = original
+    assert ledger.result == "AttributeError" and ledger.entries == []
+
+
+@lazy_steps
+def test_a_put_off_lookup_whose_call_never_comes_raises_nothing() -> None:
+    """The argument raised, so the call was abandoned: the method deleted
+    meanwhile is not looked for when the step takes W."""
+    app = instrumented("asyncsteps")
+    ledger = app.Ledger()
+    original = app.Ledger.record
+    try:
+        _hold_w_while_spinning(app, ledger, lambda: delattr(app.Ledger, "record"),
+                               app.abandon_a_call_then_write(ledger, 3_000_000))
+    finally:
+        app.Ledger.record = original
+    assert ledger.result == "done" and ledger.entries == ["written"]
+
+
+def test_the_lookup_is_put_off_only_when_the_arguments_cannot_suspend() -> None:
+    """Red-team round 37, finding 1b: an ``async for`` comprehension among
+    the arguments suspends the step like an ``await``; the method is then
+    looked up first, in the step where plain Python looks it up."""
+    import ast
+
+    from tornado_stm.instrument import rewriter
+
+    source = (
+        "async def handler(self, source):\n"
+        "    self.write(render())\n"
+        "    self.write(await fetch())\n"
+        "    self.write([row async for row in source])\n"
+        "    self.write({key: 1 async for key in source})\n")
+    lines = ast.unparse(rewriter.rewrite(source, "<test>")).splitlines()
+    calls = [line for line in lines if "'write'" in line]
+    assert len(calls) == 4
+    assert "_stm_gm" in calls[0]
+    assert all("_stm_gm" not in line and "_stm_ga" in line for line in calls[1:])

@@ -1447,9 +1447,11 @@ def _alias_barriers(body: list[ast.stmt]) -> list[ast.Assign]:
 
 def _suspends(call: ast.Call) -> bool:
     """True when computing the arguments of ``call`` may end a step: an
-    ``await`` or ``yield`` among them (a coroutine step's method lookup must
-    then be made before, in the step where plain Python makes it)."""
+    ``await``, a ``yield`` or an ``async for`` comprehension among them (a
+    coroutine step's method lookup must then be made before, in the step
+    where plain Python makes it)."""
     return any(isinstance(node, (ast.Await, ast.Yield, ast.YieldFrom))
+               or isinstance(node, ast.comprehension) and node.is_async
                for part in (*call.args, *call.keywords) for node in ast.walk(part))
 
 

@@ -53,10 +53,19 @@ _CACHES = (READ_CACHE, _write_cache, _delete_cache, _refusal_cache)
 _generation = [0]
 
 
+_ABSENT = object()
+
+
 def find_class_attribute(klass: type, name: str) -> tuple[Optional[type], object]:
+    """(the class of ``klass``'s MRO that holds ``name``, its value), or (None, None).
+
+    One lookup per class: a coroutine step asks without W
+    (``barriers.method_to_call``), while another thread may delete the name.
+    """
     for base in klass.__mro__:
-        if name in base.__dict__:
-            return base, base.__dict__[name]
+        value = base.__dict__.get(name, _ABSENT)
+        if value is not _ABSENT:
+            return base, value
     return None, None
 
 

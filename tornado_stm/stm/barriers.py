@@ -430,8 +430,10 @@ class PendingMethod:
         """Called by ``section.LazyW`` once the step holds W."""
         try:
             self.found = get_attr(None, self.obj, self.name)
-        except Exception as error:      # the method went meanwhile: raised at the call
-            self.error = error
+        except Exception as error:      # the method went meanwhile
+            # (without the traceback, whose frame would hold this object:
+            # section.LazyW counts the references to tell a call to come)
+            self.error = error.with_traceback(None)
 
     def resolve(self) -> Any:
         """The bound method, as the step found it when it took W."""

@@ -33,6 +33,7 @@ routes to the unwrapped function) is a plain call.
 from __future__ import annotations
 
 import _thread
+import asyncio
 import contextlib
 import functools
 import inspect
@@ -690,6 +691,12 @@ STEPPED_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_G
 STEP_COUNTS = {"took_w": 0, "without_w": 0}
 
 
+#: sys.getrefcount of a put-off lookup in LazyW.__call__ when its call will
+#: not come (its arguments raised): the list's, the loop's and the call's own.
+#: One whose call is still to come is also on the frame's value stack.
+_ABANDONED_LOOKUP_REFERENCES = 3
+
+
 class LazyW:
     """``CURRENT.step`` while a step runs without W (see above): called by the
     first barrier that may touch shared state, it takes W for the rest of
@@ -718,6 +725,12 @@ class LazyW:
         lookups, self.lookups = self.lookups, []
         for lookup in lookups:
             lookup.look_up()
+            if lookup.error is not None and sys.getrefcount(lookup) > _ABANDONED_LOOKUP_REFERENCES:
+                # The method went (another thread deleted it) while the
+                # step computed its arguments, which touched nothing shared
+                # so far: the lookup fails here, before what they do next,
+                # as it fails before them in plain Python.
+                raise lookup.error
 
 
 def _step(resume: Callable[..., Any], *args: Any) -> Any:
@@ -940,10 +953,14 @@ class _StepsUnderW:
 
     # (a weak reference tells an attempt's own from another at the same
     # address: txn.remember_made)
-    __slots__ = ("_frame", "__weakref__")
+    __slots__ = ("_frame", "_made_in", "__weakref__")
 
-    def __init__(self, frame: Any) -> None:
+    def __init__(self, frame: Any, shared_frame: bool = False) -> None:
         self._frame = frame
+        #: For a generator's frame, which any holder may resume: the step
+        #: that made it (see take_w_to_resume); None for a coroutine's, which
+        #: only its one awaiter resumes.
+        self._made_in = _made_in_this_step() if shared_frame else None
         tx = CURRENT.tx
         if tx is not None:   # made by this attempt: see close()
             tx.mark_private(self)
@@ -954,12 +971,15 @@ class _StepsUnderW:
     __await__ = __iter__
 
     def __next__(self) -> Any:
+        take_w_to_resume(self._made_in)
         return _step(self._frame.send, None)
 
     def send(self, value: Any) -> Any:
+        take_w_to_resume(self._made_in)
         return _step(self._frame.send, value)
 
     def throw(self, *exc: Any) -> Any:
+        take_w_to_resume(self._made_in)
         return _step(self._frame.throw, *exc)
 
     def close(self) -> None:
@@ -978,8 +998,31 @@ class _StepsUnderW:
 count_as_finalized(_StepsUnderW)
 
 
+#: ``_made_in`` of a generator made outside any step that has not taken W
+#: (in a section, in plain code, or in a step holding W already).
+_NOT_IN_A_STEP = object()
+
+
+def _made_in_this_step() -> Any:
+    return CURRENT.step or _NOT_IN_A_STEP
+
+
+def take_w_to_resume(made_in: Any) -> None:
+    """Before resuming a generator or async generator made in ``made_in``: in a
+    step that has not taken W, take it unless that step made the generator.
+
+    Another thread's step may hold the same generator (a module-level
+    ``async for v in TICKETS``): resuming it is touching shared state, as
+    ``next()`` on a shared iterator is. One the step made itself (``for x
+    in self.rows()``, its first iteration) is its own so far.
+    """
+    step = CURRENT.step
+    if made_in is not None and step is not None and step is not made_in:
+        step()
+
+
 def _generator_steps(frame: Any) -> Any:
-    return (yield from _StepsUnderW(frame))
+    return (yield from _StepsUnderW(frame, shared_frame=True))
 
 
 async def _coroutine_steps(frame: Any) -> Any:
@@ -987,27 +1030,58 @@ async def _coroutine_steps(frame: Any) -> Any:
 
 
 class _AsyncGeneratorSteps:
-    """An async generator whose steps (``__anext__``, ``asend``...) run under W."""
+    """An async generator whose steps (``__anext__``, ``asend``...) run under W.
 
-    __slots__ = ("_agen",)
+    Left suspended and dropped (``break`` out of ``async for``), it is closed
+    by a task on the loop that iterated it, as asyncio's finalizer hook
+    closes one, but in steps: its ``finally`` runs under W like the rest of
+    its code (asyncio's hook would run it as plain code, racing the steps of
+    other loops).
+    """
+
+    __slots__ = ("_agen", "_made_in", "_loop")
 
     def __init__(self, agen: Any) -> None:
         self._agen = agen
+        self._made_in = _made_in_this_step()
+        self._loop: Any = None
 
     def __aiter__(self) -> "_AsyncGeneratorSteps":
         return self
 
+    def _resumed(self) -> Any:
+        take_w_to_resume(self._made_in)
+        if self._loop is None:
+            self._loop = _running_loop()
+        return self._agen
+
     def __anext__(self) -> Any:
-        return _coroutine_steps(self._agen.__anext__())
+        return _coroutine_steps(self._resumed().__anext__())
 
     def asend(self, value: Any) -> Any:
-        return _coroutine_steps(self._agen.asend(value))
+        return _coroutine_steps(self._resumed().asend(value))
 
     def athrow(self, *exc: Any) -> Any:
-        return _coroutine_steps(self._agen.athrow(*exc))
+        return _coroutine_steps(self._resumed().athrow(*exc))
 
     def aclose(self) -> Any:
-        return _coroutine_steps(self._agen.aclose())
+        return _coroutine_steps(self._resumed().aclose())
+
+    def __del__(self) -> None:
+        agen, loop = self._agen, self._loop
+        if loop is None or agen.ag_frame is None or agen.ag_running:
+            return                      # never iterated on a loop, or done with
+        try:
+            loop.call_soon_threadsafe(loop.create_task, _coroutine_steps(agen.aclose()))
+        except RuntimeError:            # the loop is closed: asyncio's hook is too late as well
+            pass
+
+
+def _running_loop() -> Any:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def _steps_entry(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -171,3 +171,32 @@ async def call_what_the_arguments_rebind(ledger: Ledger) -> None:
     """plain Python calls the ``record`` found before its argument rebinds it."""
     await asyncio.sleep(0)
     ledger.record(rebind_record())
+
+
+def spin_then_note(limit: int, ledger: Ledger) -> int:
+    """Computes, then writes shared state (the step takes W there)."""
+    total = spin(limit)
+    ledger.entries.append("argument's write")
+    return total
+
+
+async def record_what_is_computed_and_noted(ledger: Ledger, limit: int) -> str:
+    await asyncio.sleep(0)
+    try:
+        ledger.record(spin_then_note(limit, ledger))
+    except AttributeError:
+        return "AttributeError"
+    return "called"
+
+
+async def abandon_a_call_then_write(ledger: Ledger, limit: int) -> str:
+    """A put-off lookup whose call never comes (its argument raised)."""
+    await asyncio.sleep(0)
+    zero = limit - limit
+    try:
+        ledger.record(limit // zero)      # (arithmetic on numbers: no W yet)
+    except ZeroDivisionError:
+        pass
+    spin(limit)
+    ledger.entries.append("written")
+    return "done"
