@@ -60,7 +60,7 @@ def test_without_the_step_lock_the_update_is_lost(monkeypatch) -> None:
     """The same interleaving with steps resumed bare: the race the wrapper closes."""
     app = instrumented("asyncsteps")
     app.reset()
-    monkeypatch.setattr(section, "_step", lambda resume, *args: resume(*args))
+    monkeypatch.setattr(section, "_step", lambda resume, *args, **_: resume(*args))
     _interleave_two_steps(app)
     assert app.TABLE["n"] == 1
 
@@ -308,3 +308,28 @@ def test_the_lookup_is_put_off_only_when_the_arguments_cannot_suspend() -> None:
     assert len(calls) == 4
     assert "_stm_gm" in calls[0]
     assert all("_stm_gm" not in line and "_stm_ga" in line for line in calls[1:])
+
+
+def test_steps_of_a_function_reassigning_what_its_closures_read_take_w_first() -> None:
+    """Red-team round 37, finding 5 (corpus: coroutine_closure_cells): the
+    stores to a cell its nested functions read have no barrier."""
+    import ast
+
+    from tornado_stm.instrument import rewriter
+
+    source = (
+        "async def reassigns(self):\n"
+        "    done = 0\n"
+        "    def progress():\n"
+        "        return done\n"
+        "    done = 1\n"
+        "async def only_reads(self):\n"
+        "    def key(row):\n"
+        "        return row[self.column]\n"
+        "    return key\n")
+    tree = rewriter.rewrite(source, "<test>")
+    decorators = {node.name: [ast.unparse(d) for d in node.decorator_list]
+                  for node in tree.body if isinstance(node, ast.AsyncFunctionDef)}
+    assert "_stm_entry_shared_cells" in decorators["reassigns"]
+    assert "_stm_entry" in decorators["only_reads"]
+    assert "_stm_entry_shared_cells" not in decorators["only_reads"]

@@ -26,7 +26,7 @@ from tornado_stm.stm import barriers, start
 from tornado_stm.stm.bindings import (audit_module_classes, audited_class, special_method,
                                       tested_method)
 from tornado_stm.stm.registry import PLAINLY_READ_GLOBALS, VERSIONED_MODULES, register_code
-from tornado_stm.stm.section import entry, finalizer, module_body
+from tornado_stm.stm.section import entry, entry_with_shared_cells, finalizer, module_body
 
 logger = logging.getLogger(__name__)
 
@@ -35,7 +35,8 @@ def runtime_namespace() -> dict[str, object]:
     """The names the rewritten code refers to, for a module's globals."""
     start()    # the C barriers must be in place before they are handed out
     names: dict[str, object] = {name: getattr(barriers, attr) for name, attr in RUNTIME_NAMES.items()}
-    names.update(_stm_entry=entry, _stm_finalizer=finalizer, _stm_operator=operator,
+    names.update(_stm_entry=entry, _stm_entry_shared_cells=entry_with_shared_cells,
+                 _stm_finalizer=finalizer, _stm_operator=operator,
                  _stm_slice=slice, _stm_tested=tested_method, _stm_special=special_method,
                  _stm_class=audited_class)
     return names

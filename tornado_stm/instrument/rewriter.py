@@ -436,8 +436,13 @@ class Rewriter(ast.NodeTransformer):
                      and isinstance(body[0].value.value, str) else [])
         node.body = docstring + prologue + body[len(docstring):]
         # Innermost decorator: a section entry, or for a generator or
-        # coroutine function the wrapper that runs its steps under W.
-        decorator = ast.copy_location(_name("_stm_entry"), node)
+        # coroutine function the wrapper that runs its steps under W (from
+        # their start when the frame reassigns a local its nested functions
+        # read: a closure another thread calls reads it without a barrier).
+        entry_name = "_stm_entry"
+        if not plain and (bindings.seen_by_nested - own_boxed) & _assigned_names(node):
+            entry_name = "_stm_entry_shared_cells"
+        decorator = ast.copy_location(_name(entry_name), node)
         node.decorator_list.append(decorator)
         return node
 
@@ -1443,6 +1448,12 @@ def _alias_barriers(body: list[ast.stmt]) -> list[ast.Assign]:
             use.id += ALIAS_SUFFIX
     return [ast.Assign(targets=[ast.Name(id=name + ALIAS_SUFFIX, ctx=ast.Store())],
                        value=_name(name)) for name in sorted(looped)]
+
+
+def _assigned_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The names ``function``'s body (nested scopes included) stores to."""
+    return {node.id for statement in function.body for node in ast.walk(statement)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del))}
 
 
 def _suspends(call: ast.Call) -> bool:

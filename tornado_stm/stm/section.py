@@ -455,6 +455,21 @@ def entry(fn: F) -> F:
     return section_entry  # type: ignore[return-value]
 
 
+#: Codes of generator and coroutine functions whose steps take W at their
+#: start (entry_with_shared_cells).
+STEPS_TAKING_W_FIRST: set[Any] = set()
+
+
+def entry_with_shared_cells(fn: F) -> F:
+    """:func:`entry` for a generator or coroutine function that reassigns a
+    local its nested functions read (``done = i`` with ``def progress():
+    return done, total`` published): those reads have no barrier, so a
+    closure called by another thread's step could see one of two stores;
+    its steps hold W from their start, not from their first barrier."""
+    STEPS_TAKING_W_FIRST.add(fn.__code__)
+    return entry(fn)
+
+
 def wraps_with_defaults(wrapper: Callable[..., Any], fn: Callable[..., Any]) -> None:
     """``functools.update_wrapper``, and the defaults too: code that reads
     ``f.__defaults__`` sees the function's (rebinding them changes the
@@ -733,7 +748,7 @@ class LazyW:
                 raise lookup.error
 
 
-def _step(resume: Callable[..., Any], *args: Any) -> Any:
+def _step(resume: Callable[..., Any], *args: Any, w_first: bool = False) -> Any:
     """Run one step of a frame outside any section: under W from its first
     barrier that may touch shared state (see above) to its end."""
     tx = CURRENT.tx
@@ -745,7 +760,7 @@ def _step(resume: Callable[..., Any], *args: Any) -> Any:
         return value
     if CURRENT.step is not None or WORLD_LOCK.held_by_current_thread():
         return resume(*args)        # in a step of its own, or under W already
-    if not BARRIERS_CHECK_STEPS[0] or _resumes_in_library_code(resume.__self__):
+    if not BARRIERS_CHECK_STEPS[0] or w_first or _resumes_in_library_code(resume.__self__):
         with WORLD_LOCK:
             WORLD_LOCK.open_to_plain_code()     # it runs in place, as an inevitable section
             try:
@@ -953,10 +968,13 @@ class _StepsUnderW:
 
     # (a weak reference tells an attempt's own from another at the same
     # address: txn.remember_made)
-    __slots__ = ("_frame", "_made_in", "__weakref__")
+    __slots__ = ("_frame", "_made_in", "_w_first", "__weakref__")
 
-    def __init__(self, frame: Any, shared_frame: bool = False) -> None:
+    def __init__(self, frame: Any, shared_frame: bool = False, w_first: bool = False) -> None:
         self._frame = frame
+        #: Its steps take W at their start (entry_with_shared_cells).
+        self._w_first = w_first or getattr(frame, "cr_code", None) in STEPS_TAKING_W_FIRST \
+            or getattr(frame, "gi_code", None) in STEPS_TAKING_W_FIRST
         #: For a generator's frame, which any holder may resume: the step
         #: that made it (see take_w_to_resume); None for a coroutine's, which
         #: only its one awaiter resumes.
@@ -971,16 +989,16 @@ class _StepsUnderW:
     __await__ = __iter__
 
     def __next__(self) -> Any:
-        take_w_to_resume(self._made_in)
-        return _step(self._frame.send, None)
+        take_w_to_resume(self._made_in, self._w_first)
+        return _step(self._frame.send, None, w_first=self._w_first)
 
     def send(self, value: Any) -> Any:
-        take_w_to_resume(self._made_in)
-        return _step(self._frame.send, value)
+        take_w_to_resume(self._made_in, self._w_first)
+        return _step(self._frame.send, value, w_first=self._w_first)
 
     def throw(self, *exc: Any) -> Any:
-        take_w_to_resume(self._made_in)
-        return _step(self._frame.throw, *exc)
+        take_w_to_resume(self._made_in, self._w_first)
+        return _step(self._frame.throw, *exc, w_first=self._w_first)
 
     def close(self) -> None:
         if _step is None:
@@ -992,7 +1010,8 @@ class _StepsUnderW:
         # Collected inside a section that did not make it (a program's own
         # close() of such a generator has made the section inevitable
         # first): the frame's ``finally`` runs after that section, as a step.
-        _finalize_now_or_after(functools.partial(_step, self._frame.close), self._frame, self)
+        _finalize_now_or_after(functools.partial(_step, self._frame.close, w_first=self._w_first),
+                               self._frame, self)
 
 
 count_as_finalized(_StepsUnderW)
@@ -1007,7 +1026,7 @@ def _made_in_this_step() -> Any:
     return CURRENT.step or _NOT_IN_A_STEP
 
 
-def take_w_to_resume(made_in: Any) -> None:
+def take_w_to_resume(made_in: Any, w_first: bool = False) -> None:
     """Before resuming a generator or async generator made in ``made_in``: in a
     step that has not taken W, take it unless that step made the generator.
 
@@ -1017,7 +1036,7 @@ def take_w_to_resume(made_in: Any) -> None:
     in self.rows()``, its first iteration) is its own so far.
     """
     step = CURRENT.step
-    if made_in is not None and step is not None and step is not made_in:
+    if step is not None and (w_first or made_in is not None and step is not made_in):
         step()
 
 
@@ -1025,8 +1044,8 @@ def _generator_steps(frame: Any) -> Any:
     return (yield from _StepsUnderW(frame, shared_frame=True))
 
 
-async def _coroutine_steps(frame: Any) -> Any:
-    return await _StepsUnderW(frame)
+async def _coroutine_steps(frame: Any, w_first: bool = False) -> Any:
+    return await _StepsUnderW(frame, w_first=w_first)
 
 
 class _AsyncGeneratorSteps:
@@ -1055,24 +1074,27 @@ class _AsyncGeneratorSteps:
             self._loop = _running_loop()
         return self._agen
 
+    def _steps(self, awaitable: Any) -> Any:
+        return _coroutine_steps(awaitable, self._agen.ag_code in STEPS_TAKING_W_FIRST)
+
     def __anext__(self) -> Any:
-        return _coroutine_steps(self._resumed().__anext__())
+        return self._steps(self._resumed().__anext__())
 
     def asend(self, value: Any) -> Any:
-        return _coroutine_steps(self._resumed().asend(value))
+        return self._steps(self._resumed().asend(value))
 
     def athrow(self, *exc: Any) -> Any:
-        return _coroutine_steps(self._resumed().athrow(*exc))
+        return self._steps(self._resumed().athrow(*exc))
 
     def aclose(self) -> Any:
-        return _coroutine_steps(self._resumed().aclose())
+        return self._steps(self._resumed().aclose())
 
     def __del__(self) -> None:
         agen, loop = self._agen, self._loop
         if loop is None or agen.ag_frame is None or agen.ag_running:
             return                      # never iterated on a loop, or done with
         try:
-            loop.call_soon_threadsafe(loop.create_task, _coroutine_steps(agen.aclose()))
+            loop.call_soon_threadsafe(loop.create_task, self._steps(agen.aclose()))
         except RuntimeError:            # the loop is closed: asyncio's hook is too late as well
             pass
 
