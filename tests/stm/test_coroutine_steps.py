@@ -263,14 +263,7 @@ def test_a_method_deleted_while_its_arguments_compute_fails_before_their_shared_
     the step computes its argument; the lookup, made when the argument first
     touches shared state, fails there, before the argument's write, as the
     lookup fails before the argument in plain Python."""
-    app = instrumented("asyncsteps")
-    ledger = app.Ledger()
-    original = app.Ledger.record
-    try:
-        _hold_w_while_spinning(app, ledger, lambda: delattr(app.Ledger, "record"),
-                               app.record_what_is_computed_and_noted(ledger, 3_000_000))
-    finally:
-        app.Ledger.record = original
+    ledger = _delete_record_while_spinning("record_what_is_computed_and_noted")
     assert ledger.result == "AttributeError" and ledger.entries == []
 
 
@@ -278,15 +271,22 @@ def test_a_method_deleted_while_its_arguments_compute_fails_before_their_shared_
 def test_a_put_off_lookup_whose_call_never_comes_raises_nothing() -> None:
     """The argument raised, so the call was abandoned: the method deleted
     meanwhile is not looked for when the step takes W."""
+    ledger = _delete_record_while_spinning("abandon_a_call_then_write")
+    assert ledger.result == "done" and ledger.entries == ["written"]
+
+
+def _delete_record_while_spinning(coroutine_function: str):
+    """Run that coroutine of the app; ``Ledger.record`` is deleted while it
+    spins without W (and put back after): its ledger."""
     app = instrumented("asyncsteps")
     ledger = app.Ledger()
     original = app.Ledger.record
     try:
         _hold_w_while_spinning(app, ledger, lambda: delattr(app.Ledger, "record"),
-                               app.abandon_a_call_then_write(ledger, 3_000_000))
+                               getattr(app, coroutine_function)(ledger, 3_000_000))
     finally:
         app.Ledger.record = original
-    assert ledger.result == "done" and ledger.entries == ["written"]
+    return ledger
 
 
 def test_the_lookup_is_put_off_only_when_the_arguments_cannot_suspend() -> None:
