@@ -93,6 +93,7 @@ def start() -> None:
         specials.register()
         policy.load_from_environment()
         section.watch_weakref_finalizers()
+        section.watch_async_generator_shutdown()
         fastpath.install(vars(barriers))
         txn.BARRIERS_ABOVE.call, txn.BARRIERS_ABOVE.deep_view = barriers.call, barriers.deep_view
         _started = True

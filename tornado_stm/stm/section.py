@@ -1099,6 +1099,47 @@ class _AsyncGeneratorSteps:
             pass
 
 
+class _ClosedInSteps:
+    """Stands in for an instrumented async generator in a loop's
+    ``shutdown_asyncgens``: its ``aclose()`` runs in steps."""
+
+    __slots__ = ("agen",)
+
+    def __init__(self, agen: Any) -> None:
+        self.agen = agen
+
+    def aclose(self) -> Any:
+        return _coroutine_steps(self.agen.aclose(), self.agen.ag_code in STEPS_TAKING_W_FIRST)
+
+    def __repr__(self) -> str:
+        return repr(self.agen)
+
+
+_asyncio_shutdown_asyncgens = asyncio.BaseEventLoop.shutdown_asyncgens
+
+
+async def _shutdown_asyncgens_in_steps(loop: asyncio.BaseEventLoop) -> None:
+    """``BaseEventLoop.shutdown_asyncgens`` (the end of ``asyncio.run``): the
+    application's async generators still open are closed in steps, their
+    ``finally`` under W, as a dropped one is (_AsyncGeneratorSteps)."""
+    open_ones = loop._asyncgens        # type: ignore[attr-defined]
+    if any(getattr(agen, "ag_code", None) in INSTRUMENTED_CODES for agen in list(open_ones)):
+        # asyncio only lists, counts and clears the set it closes
+        loop._asyncgens = {                                  # type: ignore[attr-defined]
+            _ClosedInSteps(agen) if agen.ag_code in INSTRUMENTED_CODES else agen
+            for agen in list(open_ones)}
+        try:
+            return await _asyncio_shutdown_asyncgens(loop)
+        finally:
+            loop._asyncgens = weakref.WeakSet()             # type: ignore[attr-defined]
+    return await _asyncio_shutdown_asyncgens(loop)
+
+
+def watch_async_generator_shutdown() -> None:
+    """Loops close the application's async generators left open in steps."""
+    asyncio.BaseEventLoop.shutdown_asyncgens = _shutdown_asyncgens_in_steps  # type: ignore[method-assign]
+
+
 def _running_loop() -> Any:
     try:
         return asyncio.get_running_loop()
