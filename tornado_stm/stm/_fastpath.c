@@ -97,11 +97,12 @@ PyList_GetItemRef(PyObject *list, Py_ssize_t index)
 
 enum { B_CURRENT, B_GET_ATTR, B_SET_ATTR, B_DEL_ATTR, B_GET_ITEM, B_SET_ITEM, B_DEL_ITEM,
        B_GET_GLOBAL, B_CALL, B_ITERATE, B_CONTAINS, B_NEW, B_VIEW, B_DEEP_VIEW, B_TRUTH,
-       B_TOUCH, B_TICK, B_BINARY, B_COMPARE, B_OPERAND, B_RECURSIVE_CALLEE, B_COUNT };
+       B_TOUCH, B_TICK, B_BINARY, B_COMPARE, B_OPERAND, B_RECURSIVE_CALLEE, B_METHOD_TO_CALL,
+       B_COUNT };
 static const char *barrier_names[B_COUNT] = {
     "current", "get_attr", "set_attr", "del_attr", "get_item", "set_item", "del_item",
     "get_global", "call", "iterate", "contains", "new", "view", "deep_view", "truth",
-    "touch", "tick", "binary", "compare", "operand", "recursive_callee"};
+    "touch", "tick", "binary", "compare", "operand", "recursive_callee", "method_to_call"};
 
 static struct {
     int configured;
@@ -1028,6 +1029,19 @@ private_write(int barrier, PyObject *const *args, Py_ssize_t nargs)
     if (status < 0)
         return NULL;
     Py_RETURN_NONE;
+}
+
+/* method_to_call(tx, obj, name), ``obj.name`` called in an ``async def`` body:
+ * get_attr, except in a coroutine step that has not taken W (step_pending),
+ * where Python may put the lookup off until the step takes W. */
+static PyObject *
+fp_method_to_call(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs == 3 && !(args[0] == Py_None && step_pending != NULL))
+        return fp_get_attr(module, args, nargs);
+    if (!S.configured)
+        return NOT_CONFIGURED();
+    return to_python(B_METHOD_TO_CALL, args, nargs, NULL);
 }
 
 static PyObject *
@@ -2270,6 +2284,8 @@ static PyMethodDef fp_methods[] = {
     {"current", fp_current, METH_NOARGS, "The transaction of this thread (None outside sections)."},
     {"get_attr", (PyCFunction)(void (*)(void))fp_get_attr, METH_FASTCALL,
      "get_attr(tx, obj, name, *default): barriers.get_attr"},
+    {"method_to_call", (PyCFunction)(void (*)(void))fp_method_to_call, METH_FASTCALL,
+     "method_to_call(tx, obj, name): barriers.method_to_call"},
     {"set_attr", (PyCFunction)(void (*)(void))fp_set_attr, METH_FASTCALL,
      "set_attr(tx, obj, name, value): barriers.set_attr"},
     {"del_attr", (PyCFunction)(void (*)(void))fp_del_attr, METH_FASTCALL,

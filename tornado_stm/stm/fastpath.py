@@ -36,7 +36,7 @@ _ext = extension.EXTENSION
 HOT_BARRIERS = ("current", "get_attr", "set_attr", "del_attr", "get_item", "set_item",
                 "del_item", "get_global", "call", "iterate", "contains", "new", "view",
                 "deep_view", "truth", "touch", "tick", "binary", "compare", "compare_test", "operand",
-                "recursive_callee")
+                "recursive_callee", "method_to_call")
 
 #: Why the C fast path is not in use ("" when it is).
 REASON = extension.REASON
