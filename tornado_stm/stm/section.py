@@ -1091,8 +1091,8 @@ class _AsyncGeneratorSteps:
 
     def __del__(self) -> None:
         agen, loop = self._agen, self._loop
-        if loop is None or agen.ag_frame is None or agen.ag_running:
-            return                      # never iterated on a loop, or done with
+        if loop is None or loop.is_closed() or agen.ag_frame is None or agen.ag_running:
+            return                      # never iterated on a running loop, or done with
         try:
             loop.call_soon_threadsafe(loop.create_task, self._steps(agen.aclose()))
         except RuntimeError:            # the loop is closed: asyncio's hook is too late as well
