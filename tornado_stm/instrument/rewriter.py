@@ -77,6 +77,7 @@ RUNTIME_NAMES = {
     "_stm_plain_code": "code_run_plainly",
     "_stm_callee": "recursive_callee", "_stm_locals": "frame_names",
     "_stm_pairs": "pairs_operand", "_stm_compared": "compared", "_stm_gm": "method_to_call",
+    "_stm_importing": "importing",
 }
 #: The module's own globals dict, injected as this name.
 GLOBALS_NAME = "_stm_G"
@@ -471,13 +472,28 @@ class Rewriter(ast.NodeTransformer):
         return self._binding_itself(self._rewrite_function(node), [node.name])
 
     def visit_Import(self, node: ast.Import) -> ast.AST | list[ast.stmt]:
-        return self._binding_itself(node, [alias.asname or alias.name.partition(".")[0]
-                                           for alias in node.names])
+        bound = self._binding_itself(node, [alias.asname or alias.name.partition(".")[0]
+                                            for alias in node.names])
+        if not self._in_function():
+            return bound
+        # A module imported for the first time runs its body as plain code:
+        # alone (barriers.importing)
+        first = [self._importing(alias.name, 0, ()) for alias in node.names]
+        return self._located(first + (bound if isinstance(bound, list) else [bound]), node)
+
+    def _importing(self, module: str, level: int, names: tuple) -> ast.stmt:
+        return ast.Expr(value=_call("_stm_importing", self.tx(), _const(module), _const(level),
+                                    _const(names), _name("__package__")))
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> ast.AST | list[ast.stmt]:
         bound = self._binding_itself(node, [alias.asname or alias.name for alias in node.names])
-        if not self._in_function() or self.scope.is_class or node.names[0].name == "*":
+        if not self._in_function():
             return bound
+        first = self._importing(node.module or "", node.level,
+                                tuple(alias.name for alias in node.names))
+        bound = [first] + (bound if isinstance(bound, list) else [bound])
+        if self.scope.is_class or node.names[0].name == "*":
+            return self._located(bound, node)
         # The import reads the module's attributes plainly: read them again
         # through the barriers (barriers.imported_name).
         # (A global or a nonlocal bound by the import is bound inevitably:

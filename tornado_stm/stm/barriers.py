@@ -1049,10 +1049,34 @@ def code_run_plainly(tx: Optional[Transaction], source: Any) -> Any:
 
 
 def _in_place_alone(tx: Optional[Transaction], why: str) -> None:
+    """Before plain code runs in place: a section becomes inevitable, a
+    coroutine step takes W, and either holds RESHAPE_STRIPE, so that every
+    section overlapping it aborts (plain code writes without versions)."""
     if tx is not None:
         if not tx.inevitable:
             tx.become_inevitable(why)
         hold((RESHAPE_STRIPE,))
+    elif CURRENT.step is not None or WORLD_LOCK.held_by_current_thread():
+        take_w_for_step()
+        hold((RESHAPE_STRIPE,))
+
+
+def importing(tx: Optional[Transaction], module: str, level: int, names: tuple,
+              package: Optional[str]) -> None:
+    """Before ``import module`` (``names`` empty) or ``from module import names``
+    in a function: a module imported for the first time runs its body there,
+    as plain code (module bodies are not instrumented), writing in place what
+    it writes (a plugin registering itself in a shared dict): alone, as
+    ``exec`` of text runs. A module already imported costs a lookup."""
+    try:
+        base = importlib.util.resolve_name("." * level + module, package) if level else module
+    except (ImportError, ValueError):
+        return                          # the statement itself raises
+    loaded = sys.modules.get(base)
+    if loaded is not None and all(name == "*" or f"{base}.{name}" in sys.modules
+                                  or name in getattr(loaded, "__dict__", ()) for name in names):
+        return
+    _in_place_alone(tx, f"the first import of {base or package} (its body runs as plain code)")
 
 
 def raised(tx: Optional[Transaction], exc: Any) -> Any:

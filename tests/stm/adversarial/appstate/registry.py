@@ -1,0 +1,4 @@
+"""Shared state a lazily imported plugin's body writes (``lazy_import_body``)."""
+
+PLUGINS: list = []
+COUNTS = {"n": 0}
