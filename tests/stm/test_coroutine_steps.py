@@ -326,10 +326,34 @@ def test_steps_of_a_function_reassigning_what_its_closures_read_take_w_first() -
         "async def only_reads(self):\n"
         "    def key(row):\n"
         "        return row[self.column]\n"
-        "    return key\n")
+        "    return key\n"
+        "async def by_match(self, value):\n"
+        "    def seen():\n"
+        "        return done\n"
+        "    match value:\n"
+        "        case done:\n"
+        "            pass\n"
+        "async def by_def(self):\n"
+        "    def seen():\n"
+        "        return done()\n"
+        "    def done():\n"
+        "        return 1\n"
+        "async def by_except(self):\n"
+        "    def seen():\n"
+        "        return error\n"
+        "    try:\n"
+        "        pass\n"
+        "    except Exception as error:\n"
+        "        pass\n"
+        "async def by_import(self):\n"
+        "    def seen():\n"
+        "        return json\n"
+        "    import json\n")
     tree = rewriter.rewrite(source, "<test>")
     decorators = {node.name: [ast.unparse(d) for d in node.decorator_list]
                   for node in tree.body if isinstance(node, ast.AsyncFunctionDef)}
-    assert "_stm_entry_shared_cells" in decorators["reassigns"]
+    # (round 38, finding 1: binding forms other than an assignment)
+    for name in ("reassigns", "by_match", "by_def", "by_except", "by_import"):
+        assert "_stm_entry_shared_cells" in decorators[name], name
     assert "_stm_entry" in decorators["only_reads"]
     assert "_stm_entry_shared_cells" not in decorators["only_reads"]

@@ -441,7 +441,7 @@ class Rewriter(ast.NodeTransformer):
         # their start when the frame reassigns a local its nested functions
         # read: a closure another thread calls reads it without a barrier).
         entry_name = "_stm_entry"
-        if not plain and (bindings.seen_by_nested - own_boxed) & _assigned_names(node):
+        if not plain and _reassigned(table, node, bindings.seen_by_nested - own_boxed):
             entry_name = "_stm_entry_shared_cells"
         decorator = ast.copy_location(_name(entry_name), node)
         node.decorator_list.append(decorator)
@@ -1466,10 +1466,24 @@ def _alias_barriers(body: list[ast.stmt]) -> list[ast.Assign]:
                        value=_name(name)) for name in sorted(looped)]
 
 
-def _assigned_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    """The names ``function``'s body (nested scopes included) stores to."""
-    return {node.id for statement in function.body for node in ast.walk(statement)
-            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del))}
+def _reassigned(table: Optional[symtable.SymbolTable],
+                function: ast.FunctionDef | ast.AsyncFunctionDef, names: set[str]) -> set[str]:
+    """Those of ``names`` that ``function`` binds in its body, by any binding
+    form (assignment, ``for``, ``with``, ``def``, ``class``, ``import``,
+    ``except ... as``, a ``match`` capture, ``del``), as its symbol table says;
+    without one, every name stored to in its body, nested scopes included."""
+    if table is not None:
+        found = set()
+        for name in names:
+            try:
+                symbol = table.lookup(name)
+            except KeyError:
+                continue
+            if symbol.is_local() and (symbol.is_assigned() or symbol.is_imported()):
+                found.add(name)
+        return found
+    return names & {node.id for statement in function.body for node in ast.walk(statement)
+                    if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del))}
 
 
 def _suspends(call: ast.Call) -> bool:
