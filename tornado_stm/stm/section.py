@@ -1091,8 +1091,15 @@ class _AsyncGeneratorSteps:
 
     def __del__(self) -> None:
         agen, loop = self._agen, self._loop
-        if loop is None or loop.is_closed() or agen.ag_frame is None or agen.ag_running:
-            return                      # never iterated on a running loop, or done with
+        if agen.ag_frame is None or agen.ag_running:
+            return                      # done with
+        if loop is None:
+            # Driven by hand, with no loop: plain Python closes it where it
+            # dies, as a generator is (_StepsUnderW.close), in steps.
+            _finalize_now_or_after(functools.partial(_close_by_hand, agen, self._steps), agen, self)
+            return
+        if loop.is_closed():
+            return
         try:
             loop.call_soon_threadsafe(loop.create_task, self._steps(agen.aclose()))
         except RuntimeError:            # the loop is closed: asyncio's hook is too late as well
@@ -1138,6 +1145,16 @@ async def _shutdown_asyncgens_in_steps(loop: asyncio.BaseEventLoop) -> None:
 def watch_async_generator_shutdown() -> None:
     """Loops close the application's async generators left open in steps."""
     asyncio.BaseEventLoop.shutdown_asyncgens = _shutdown_asyncgens_in_steps  # type: ignore[method-assign]
+
+
+def _close_by_hand(agen: Any, in_steps: Callable[[Any], Any]) -> None:
+    """Close a dropped async generator no loop ran, at once: its ``finally`` in steps."""
+    closing = in_steps(agen.aclose())
+    try:
+        closing.send(None)
+    except StopIteration:
+        return
+    closing.close()                     # it awaited in its finally: nothing can wait for it here
 
 
 def _running_loop() -> Any:
