@@ -161,40 +161,43 @@ def _stack_names(thread: threading.Thread) -> set[str]:
     return names
 
 
-def _hold_w_while_spinning(app, ledger, between=lambda: None, coroutine=None) -> list:
-    """Run ``coroutine`` (compute_then_record) on a thread; once it spins
-    (its second step, computing without W), take W and run ``between()``:
-    what ``ledger`` holds when W was taken. The coroutine's result goes to
-    ``ledger.result``."""
+def _hold_w_while_spinning(app, ledger, between=lambda: None, coroutine=None) -> bool:
+    """Run ``coroutine`` (compute_then_record) on a thread; once it spins in
+    ``spin_until_stopped`` (its second step, computing without W), tell
+    whether W is free then, and if so take it and run ``between()``; then
+    let the spin end. The coroutine's result goes to ``ledger.result``."""
     if coroutine is None:
-        coroutine = app.compute_then_record(ledger, 3_000_000)
+        coroutine = app.compute_then_record(ledger)
 
     def run() -> None:
         ledger.result = asyncio.run(coroutine)
 
+    app.STOP_SPINNING = False
     worker = threading.Thread(target=run)
     worker.start()
     try:
         deadline = time.monotonic() + 30
-        while "spin" not in _stack_names(worker):
+        while "spin_until_stopped" not in _stack_names(worker):
             assert worker.is_alive() and time.monotonic() < deadline, "the step never spun"
-        with WORLD_LOCK:
-            when_w_taken = list(ledger.entries)
-            between()
+        w_free = not WORLD_LOCK.locked()
+        if w_free:
+            with WORLD_LOCK:
+                between()
     finally:
+        app.STOP_SPINNING = True
         worker.join(30)
-    return when_w_taken
+    return w_free
 
 
 @lazy_steps
 def test_a_method_call_after_an_await_computes_its_arguments_before_taking_w() -> None:
-    """``ledger.record(spin(n))``: looking ``record`` up first (plain
+    """``ledger.record(spin_until_stopped())``: looking ``record`` up first (plain
     Python's order) would take W before the computation, and an ``async def``
     handler's ``self.write(compute())`` would compute one coroutine at a time."""
     app = instrumented("asyncsteps")
     ledger = app.Ledger()
-    assert _hold_w_while_spinning(app, ledger) == []    # W was free while it spun
-    assert ledger.entries == [app.spin(3_000_000)]
+    assert _hold_w_while_spinning(app, ledger)           # W was free while it spun
+    assert len(ledger.entries) == 1 and isinstance(ledger.entries[0], int)
 
 
 @lazy_steps
@@ -207,11 +210,11 @@ def test_the_method_is_the_one_bound_when_the_step_takes_w() -> None:
     original = app.Ledger.record
     calls = []
     try:
-        seen = _hold_w_while_spinning(
+        w_free = _hold_w_while_spinning(
             app, ledger, lambda: setattr(app.Ledger, "record", lambda self, v: calls.append(v)))
     finally:
         app.Ledger.record = original
-    assert seen == [] and ledger.entries == [] and calls == [app.spin(3_000_000)]
+    assert w_free and ledger.entries == [] and len(calls) == 1
 
 
 def test_a_missing_method_fails_before_its_arguments_are_computed() -> None:
@@ -282,8 +285,8 @@ def _delete_record_while_spinning(coroutine_function: str):
     ledger = app.Ledger()
     original = app.Ledger.record
     try:
-        _hold_w_while_spinning(app, ledger, lambda: delattr(app.Ledger, "record"),
-                               getattr(app, coroutine_function)(ledger, 3_000_000))
+        assert _hold_w_while_spinning(app, ledger, lambda: delattr(app.Ledger, "record"),
+                                      getattr(app, coroutine_function)(ledger))
     finally:
         app.Ledger.record = original
     return ledger
@@ -357,3 +360,23 @@ def test_steps_of_a_function_reassigning_what_its_closures_read_take_w_first() -
         assert "_stm_entry_shared_cells" in decorators[name], name
     assert "_stm_entry" in decorators["only_reads"]
     assert "_stm_entry_shared_cells" not in decorators["only_reads"]
+
+
+def test_generator_objects_tell_what_plain_python_tells() -> None:
+    """Red-team round 38, finding 4: the objects that run an application's
+    generator, coroutine or async generator in steps show its names, and
+    ``close()`` returns what the frame returned on GeneratorExit (3.13)."""
+    from tests.stm.conftest import plain
+
+    def facts(app) -> list:
+        generator = app.closes_with_a_value()
+        next(generator)
+        coroutine = app.compute_then_return(1)
+        stream = app.a_stream()
+        told = [generator.__name__, generator.__qualname__, generator.close(),
+                coroutine.__name__, coroutine.__qualname__,
+                stream.__name__, stream.__qualname__, stream.ag_running]
+        asyncio.run(coroutine)
+        return told
+
+    assert facts(instrumented("asyncsteps")) == facts(plain("asyncsteps"))

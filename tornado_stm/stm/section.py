@@ -968,7 +968,7 @@ class _StepsUnderW:
 
     # (a weak reference tells an attempt's own from another at the same
     # address: txn.remember_made)
-    __slots__ = ("_frame", "_made_in", "_w_first", "__weakref__")
+    __slots__ = ("_frame", "_made_in", "_w_first", "closed_with", "__weakref__")
 
     def __init__(self, frame: Any, shared_frame: bool = False, w_first: bool = False) -> None:
         self._frame = frame
@@ -979,6 +979,8 @@ class _StepsUnderW:
         #: that made it (see take_w_to_resume); None for a coroutine's, which
         #: only its one awaiter resumes.
         self._made_in = _made_in_this_step() if shared_frame else None
+        #: What close() got from the frame (its return value on GeneratorExit).
+        self.closed_with: Any = None
         tx = CURRENT.tx
         if tx is not None:   # made by this attempt: see close()
             tx.mark_private(self)
@@ -1010,8 +1012,8 @@ class _StepsUnderW:
         # Collected inside a section that did not make it (a program's own
         # close() of such a generator has made the section inevitable
         # first): the frame's ``finally`` runs after that section, as a step.
-        _finalize_now_or_after(functools.partial(_step, self._frame.close, w_first=self._w_first),
-                               self._frame, self)
+        self.closed_with = _finalize_now_or_after(
+            functools.partial(_step, self._frame.close, w_first=self._w_first), self._frame, self)
 
 
 count_as_finalized(_StepsUnderW)
@@ -1041,11 +1043,24 @@ def take_w_to_resume(made_in: Any, w_first: bool = False) -> None:
 
 
 def _generator_steps(frame: Any) -> Any:
-    return (yield from _StepsUnderW(frame, shared_frame=True))
+    steps = _StepsUnderW(frame, shared_frame=True)
+    try:
+        return (yield from steps)
+    except GeneratorExit:
+        # close(): what the frame returned on GeneratorExit is close()'s
+        # value (3.13), which ``yield from`` drops
+        value = steps.closed_with
+        if value is None:
+            raise
+        return value
 
 
 async def _coroutine_steps(frame: Any, w_first: bool = False) -> Any:
     return await _StepsUnderW(frame, w_first=w_first)
+
+
+_ASYNC_GENERATOR_FACTS = frozenset({"__name__", "__qualname__", "ag_running", "ag_frame", "ag_code",
+                                    "ag_await"})
 
 
 class _AsyncGeneratorSteps:
@@ -1067,6 +1082,15 @@ class _AsyncGeneratorSteps:
 
     def __aiter__(self) -> "_AsyncGeneratorSteps":
         return self
+
+    def __getattr__(self, name: str) -> Any:
+        # What an async generator tells about itself: the application's one's.
+        if name in _ASYNC_GENERATOR_FACTS:
+            return getattr(self._agen, name)
+        raise AttributeError(f"{type(self._agen).__name__!r} object has no attribute {name!r}")
+
+    def __repr__(self) -> str:
+        return repr(self._agen)
 
     def _resumed(self) -> Any:
         take_w_to_resume(self._made_in)
@@ -1168,7 +1192,8 @@ def _steps_entry(fn: Callable[..., Any]) -> Callable[..., Any]:
     flags = fn.__code__.co_flags
     if flags & inspect.CO_COROUTINE:
         def coroutine_entry(*args: Any, **kwargs: Any) -> Any:
-            return _coroutine_steps(fn(*args, **kwargs))
+            frame = fn(*args, **kwargs)
+            return _named_as(_coroutine_steps(frame), frame)
         wrapper = coroutine_entry
     elif flags & inspect.CO_ASYNC_GENERATOR:
         def async_generator_entry(*args: Any, **kwargs: Any) -> Any:
@@ -1176,12 +1201,21 @@ def _steps_entry(fn: Callable[..., Any]) -> Callable[..., Any]:
         wrapper = async_generator_entry
     else:
         def generator_entry(*args: Any, **kwargs: Any) -> Any:
-            return _generator_steps(fn(*args, **kwargs))
+            frame = fn(*args, **kwargs)
+            return _named_as(_generator_steps(frame), frame)
         wrapper = generator_entry
     wraps_with_defaults(wrapper, fn)
     if flags & inspect.CO_COROUTINE:
         _mark_coroutine_function(wrapper)
     return wrapper
+
+
+def _named_as(steps: Any, frame: Any) -> Any:
+    """The generator or coroutine that runs ``frame`` in steps, named as ``frame``
+    (``repr()``, ``__name__``, ``__qualname__``: the application's function's)."""
+    steps.__name__ = frame.__name__
+    steps.__qualname__ = frame.__qualname__
+    return steps
 
 
 def _mark_coroutine_function(wrapper: Callable[..., Any]) -> None:
