@@ -14,7 +14,8 @@ finding 4). The engine's async generator wrapper now closes it in steps.
 
 import asyncio
 import gc
-import threading
+
+from appstate.loops import failures, run_loops
 
 N = 800
 STATE = {"open": 0, "opened": 0, "closed": 0}
@@ -41,19 +42,7 @@ async def handler():
         await asyncio.sleep(0.01)
 
 
-def on_a_thread(errors):
-    try:
-        asyncio.run(handler())
-    except BaseException as error:      # noqa: BLE001 - shown in the verdict
-        errors.append(repr(error))
-
-
-errors = []
-threads = [threading.Thread(target=on_a_thread, args=(errors,)) for _ in range(2)]
-for thread in threads:
-    thread.start()
-for thread in threads:
-    thread.join()
+errors = failures(run_loops([handler, handler]))
 gc.collect()
 if not errors and STATE["open"] == 0 and STATE["closed"] == STATE["opened"] == 2 * N:
     print("OK", STATE)

@@ -13,7 +13,8 @@ steps now (``section.watch_async_generator_shutdown``).
 """
 
 import asyncio
-import threading
+
+from appstate.loops import failures, run_loops
 
 K = 1500
 STATE = {"open": 0, "opened": 0, "closed": 0}
@@ -45,19 +46,7 @@ async def busy():
         await asyncio.sleep(0)
 
 
-def on_a_thread(factory, errors):
-    try:
-        asyncio.run(factory())
-    except BaseException as error:      # noqa: BLE001 - shown in the verdict
-        errors.append(repr(error))
-
-
-errors = []
-threads = [threading.Thread(target=on_a_thread, args=(f, errors)) for f in (leave_open, busy)]
-for thread in threads:
-    thread.start()
-for thread in threads:
-    thread.join()
+errors = failures(run_loops([leave_open, busy]))
 if not errors and STATE["open"] == 0 and STATE["closed"] == STATE["opened"] == K:
     print("OK", STATE)
 else:

@@ -12,7 +12,8 @@ W unless the step made the generator itself (red-team round 37, finding 3).
 """
 
 import asyncio
-import threading
+
+from appstate.loops import failures, run_loops
 
 N = 300
 TAKEN = []
@@ -34,7 +35,7 @@ TICKETS = tickets()
 DONE = []
 
 
-async def take(results, index):
+async def take(index):
     got = 0
     async for ticket in TICKETS:
         TAKEN.append(ticket)
@@ -42,28 +43,16 @@ async def take(results, index):
         if got == N:
             break
         await asyncio.sleep(0)
-    results[index] = got
     DONE.append(index)
     while len(DONE) < 2:
         # (asyncio.run's end closes the generators its loop iterated, TICKETS
         # too: the other loop would find it closed)
         await asyncio.sleep(0.005)
+    return got
 
 
-def on_a_thread(results, index):
-    try:
-        asyncio.run(take(results, index))
-    except BaseException as error:      # noqa: BLE001 - shown in the verdict
-        results[index] = error
-
-
-results = [None, None]
-threads = [threading.Thread(target=on_a_thread, args=(results, i)) for i in range(2)]
-for thread in threads:
-    thread.start()
-for thread in threads:
-    thread.join()
-errors = [repr(r) for r in results if isinstance(r, BaseException)]
+results = run_loops([lambda: take(0), lambda: take(1)])
+errors = failures(results)
 if not errors and sorted(TAKEN) == list(range(1, 2 * N + 1)):
     print("OK", len(TAKEN), "tickets, each once")
 else:

@@ -12,7 +12,8 @@ steps of such a function now take W at their start.
 """
 
 import asyncio
-import threading
+
+from appstate.loops import failures, run_loops
 
 N = 20000
 PROGRESS = {}
@@ -47,19 +48,7 @@ async def watcher():
         await asyncio.sleep(0)
 
 
-def on_a_thread(factory, errors):
-    try:
-        asyncio.run(factory())
-    except BaseException as error:      # noqa: BLE001 - shown in the verdict
-        errors.append(repr(error))
-
-
-errors = []
-threads = [threading.Thread(target=on_a_thread, args=(f, errors)) for f in (job, watcher)]
-for thread in threads:
-    thread.start()
-for thread in threads:
-    thread.join()
+errors = failures(run_loops([job, watcher]))
 if not TORN and not errors:
     print("OK", N, "calls, none torn")
 else:
