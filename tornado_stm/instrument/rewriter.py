@@ -498,7 +498,7 @@ class Rewriter(ast.NodeTransformer):
         # through the barriers (barriers.imported_name).
         # (A global or a nonlocal bound by the import is bound inevitably:
         # _binding_itself.)
-        stmts = bound if isinstance(bound, list) else [bound]
+        stmts = bound
         for alias in node.names:
             local = alias.asname or alias.name
             if self._resolve(local) != "local":
