@@ -75,6 +75,9 @@ class InstrumentingLoader(importlib.machinery.SourceFileLoader):
 
     def exec_module(self, module: ModuleType) -> None:
         prepare_module(module)
+        # Imported inside a section or a step (import_module, a pickle of
+        # one of its classes): its plain body runs alone.
+        barriers.plain_code_starts(f"the import of {module.__name__} (its body runs as plain code)")
         with module_body():                  # top-level code is not a section
             super().exec_module(module)
         audit_module_classes(module)         # its classes as its top level left them

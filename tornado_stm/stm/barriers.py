@@ -1061,6 +1061,14 @@ def _in_place_alone(tx: Optional[Transaction], why: str) -> None:
         hold((RESHAPE_STRIPE,))
 
 
+def plain_code_starts(why: str) -> None:
+    """Plain code is about to run in place on this thread: an application
+    module's body, whoever imports it (``importlib.import_module``,
+    ``pickle.loads`` of one of its classes...; ``hook.InstrumentingLoader``).
+    In a section or a coroutine step it runs alone (:func:`_in_place_alone`)."""
+    _in_place_alone(CURRENT.tx, why)
+
+
 def importing(tx: Optional[Transaction], module: str, level: int, names: tuple,
               package: Optional[str]) -> None:
     """Before ``import module`` (``names`` empty) or ``from module import names``

@@ -1178,7 +1178,9 @@ def _close_by_hand(agen: Any, in_steps: Callable[[Any], Any]) -> None:
         closing.send(None)
     except StopIteration:
         return
-    closing.close()                     # it awaited in its finally: nothing can wait for it here
+    closing.close()
+    # it awaited in its finally, where nothing can wait for it: as plain Python reports it
+    raise RuntimeError("async generator ignored GeneratorExit")
 
 
 def _running_loop() -> Any:
