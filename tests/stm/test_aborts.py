@@ -186,9 +186,14 @@ def test_a_reader_overtaken_once_is_waited_for_to_its_end() -> None:
     helpers.arm()                              # the retry stops at a new gate
     first_gate.set()
     assert helpers.wait_until_paused()         # the first's retry, stopped
+    # (under fault injection an injected abort may hit the first before the
+    # second overtakes it: its retry is then no overtaken reader, and a third
+    # reader rightly waits for it only CLOCK_ORDER_WAIT)
+    overtaken = stm.stats()["aborts_by_cause"].get(CLOCK_READ_OUT_OF_ORDER, 0) >= 1
+    assert overtaken or faults.ENABLED
     third, third_holder = _in_thread(clocks.read_and_record)
     third.join(CLOCK_ORDER_WAIT * 4)
-    assert third.is_alive()                    # waiting for the overtaken reader
+    assert third.is_alive() or not overtaken   # waiting for the overtaken reader
     helpers.release()
     first.join(30)
     third.join(30)
