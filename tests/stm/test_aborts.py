@@ -171,7 +171,8 @@ def test_the_wait_for_an_earlier_clock_reader_is_bounded() -> None:
     assert [who for who, _ in clocks.READINGS] == ["second", "first"]
     readings = [reading for _, reading in clocks.READINGS]
     assert readings == sorted(readings)
-    assert stm.stats()["aborts_by_cause"].get(CLOCK_READ_OUT_OF_ORDER, 0) >= 1
+    if not faults.ENABLED:      # (an injected abort may send the first back before the commit's check)
+        assert stm.stats()["aborts_by_cause"].get(CLOCK_READ_OUT_OF_ORDER, 0) >= 1
 
 
 def test_a_reader_overtaken_once_is_waited_for_to_its_end() -> None:
