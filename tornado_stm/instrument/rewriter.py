@@ -479,7 +479,7 @@ class Rewriter(ast.NodeTransformer):
         # A module imported for the first time runs its body as plain code:
         # alone (barriers.importing)
         first = [self._importing(alias.name, 0, ()) for alias in node.names]
-        return self._located(first + (bound if isinstance(bound, list) else [bound]), node)
+        return self._located(first + _statements(bound), node)
 
     def _importing(self, module: str, level: int, names: tuple) -> ast.stmt:
         return ast.Expr(value=_call("_stm_importing", self.tx(), _const(module), _const(level),
@@ -491,7 +491,7 @@ class Rewriter(ast.NodeTransformer):
             return bound
         first = self._importing(node.module or "", node.level,
                                 tuple(alias.name for alias in node.names))
-        bound = [first] + (bound if isinstance(bound, list) else [bound])
+        bound = [first] + _statements(bound)
         if self.scope.is_class or node.names[0].name == "*":
             return self._located(bound, node)
         # The import reads the module's attributes plainly: read them again
@@ -1464,6 +1464,11 @@ def _alias_barriers(body: list[ast.stmt]) -> list[ast.Assign]:
             use.id += ALIAS_SUFFIX
     return [ast.Assign(targets=[ast.Name(id=name + ALIAS_SUFFIX, ctx=ast.Store())],
                        value=_name(name)) for name in sorted(looped)]
+
+
+def _statements(rewritten: ast.AST | list[ast.stmt]) -> list[ast.stmt]:
+    """A statement's rewriting (one statement or several), as a list."""
+    return rewritten if isinstance(rewritten, list) else [rewritten]
 
 
 def _reassigned(table: Optional[symtable.SymbolTable],

@@ -454,8 +454,8 @@ def method_to_call(tx: Optional[Transaction], obj: Any, name: str) -> Any:
     under W, one coroutine at a time. When the lookup is a plain one -- a
     Python function found on the class, no ``__getattribute__`` of the
     class's own, no value of that name in the instance dict -- it has no
-    effect and cannot fail, so it may as well be made at the call, once the
-    arguments are known. It is made when the step takes W (``section.LazyW``),
+    effect and, unless another thread deletes the method meanwhile, cannot
+    fail, so it may as well be made at the call, once the arguments are known. It is made when the step takes W (``section.LazyW``),
     by the call barrier or by an argument's first access to shared state,
     whichever comes first: until then the step touched nothing shared, so
     the lookup reads the class as a serial run that starts the step there
@@ -484,7 +484,7 @@ def _looked_up_plainly(obj: Any, name: str) -> bool:
         return True
     if type(attrkinds.find_class_attribute(klass, "__dict__")[1]) is not GetSetDescriptorType:
         return False
-    own = object.__getattribute__(obj, "__dict__")
+    own = _OBJECT_GETATTRIBUTE(obj, "__dict__")
     return name not in own
 
 

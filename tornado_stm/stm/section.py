@@ -1098,20 +1098,17 @@ class _AsyncGeneratorSteps:
             self._loop = _running_loop()
         return self._agen
 
-    def _steps(self, awaitable: Any) -> Any:
-        return _coroutine_steps(awaitable, self._agen.ag_code in STEPS_TAKING_W_FIRST)
-
     def __anext__(self) -> Any:
-        return self._steps(self._resumed().__anext__())
+        return _async_generator_step(self._agen, self._resumed().__anext__())
 
     def asend(self, value: Any) -> Any:
-        return self._steps(self._resumed().asend(value))
+        return _async_generator_step(self._agen, self._resumed().asend(value))
 
     def athrow(self, *exc: Any) -> Any:
-        return self._steps(self._resumed().athrow(*exc))
+        return _async_generator_step(self._agen, self._resumed().athrow(*exc))
 
     def aclose(self) -> Any:
-        return self._steps(self._resumed().aclose())
+        return _async_generator_step(self._agen, self._resumed().aclose())
 
     def __del__(self) -> None:
         agen, loop = self._agen, self._loop
@@ -1120,12 +1117,12 @@ class _AsyncGeneratorSteps:
         if loop is None:
             # Driven by hand, with no loop: plain Python closes it where it
             # dies, as a generator is (_StepsUnderW.close), in steps.
-            _finalize_now_or_after(functools.partial(_close_by_hand, agen, self._steps), agen, self)
+            _finalize_now_or_after(functools.partial(_close_by_hand, agen), agen, self)
             return
         if loop.is_closed():
             return
         try:
-            loop.call_soon_threadsafe(loop.create_task, self._steps(agen.aclose()))
+            loop.call_soon_threadsafe(loop.create_task, _async_generator_step(agen, agen.aclose()))
         except RuntimeError:            # the loop is closed: asyncio's hook is too late as well
             pass
 
@@ -1140,7 +1137,7 @@ class _ClosedInSteps:
         self.agen = agen
 
     def aclose(self) -> Any:
-        return _coroutine_steps(self.agen.aclose(), self.agen.ag_code in STEPS_TAKING_W_FIRST)
+        return _async_generator_step(self.agen, self.agen.aclose())
 
     def __repr__(self) -> str:
         return repr(self.agen)
@@ -1171,9 +1168,14 @@ def watch_async_generator_shutdown() -> None:
     asyncio.BaseEventLoop.shutdown_asyncgens = _shutdown_asyncgens_in_steps  # type: ignore[method-assign]
 
 
-def _close_by_hand(agen: Any, in_steps: Callable[[Any], Any]) -> None:
+def _async_generator_step(agen: Any, awaitable: Any) -> Any:
+    """``awaitable`` (``agen.__anext__()``, ``asend``, ``athrow``, ``aclose``) run in steps."""
+    return _coroutine_steps(awaitable, agen.ag_code in STEPS_TAKING_W_FIRST)
+
+
+def _close_by_hand(agen: Any) -> None:
     """Close a dropped async generator no loop ran, at once: its ``finally`` in steps."""
-    closing = in_steps(agen.aclose())
+    closing = _async_generator_step(agen, agen.aclose())
     try:
         closing.send(None)
     except StopIteration:
