@@ -1052,7 +1052,7 @@ class Transaction:
         # the report names the line whose inevitability cost the wait.
         stmlog.record(stmlog.STM_BECOME_INEVITABLE, self.stats.thread_num,
                       marker or (stmlog.user_marker() if stmlog.enabled() else b""))
-        self.wait_for_earlier_clock_readers()
+        self.wait_for_earlier_clock_readers(every=True)
         self.take_w()
         # Threads running plain code may write while this section runs in
         # place, as plain Python threads could (one it waits for must).
@@ -1139,14 +1139,15 @@ class Transaction:
             _raise_committed_clock(source, highest)
         return position
 
-    def wait_for_earlier_clock_readers(self) -> None:
+    def wait_for_earlier_clock_readers(self, every: bool = False) -> None:
         """Before taking W to commit (or to become inevitable): wait for the
         optimistic sections that read one of this section's clocks before it
         did, and conflict with it so far (:func:`_independent`), to end, so
         that they commit first, as a serial run would order them; otherwise
         :meth:`check_clock_order` would abort them, long searches included,
         whenever a later reader commits first. Independent ones will go
-        before it in the serial order at their commit.
+        before it in the serial order at their commit; ``every`` (a section
+        turning inevitable, which nothing can go before) waits for all.
 
         Only an optimization: the wait is bounded (``CLOCK_ORDER_WAIT``)
         and made without W, so it can hold nothing up for long; whatever
@@ -1162,7 +1163,7 @@ class Transaction:
             return
         now = time.perf_counter()
         deadline = now + CLOCK_ORDER_WAIT
-        written = _stripes_written(self)
+        written = None if every else _stripes_written(self)
         # (a reader running for longer than this is not waited for: a long
         # search, or one some future path failed to take back)
         with _clock_readers_changed:
@@ -1171,7 +1172,8 @@ class Transaction:
                 earlier = [other for other, other_turn, since, _ in _CLOCK_READERS.values()
                            if other_turn < turn and since > too_old
                            and _read_earlier(other.clock_readings, mine)
-                           and (other.clock_priority or not _independent(self, written, other))]
+                           and (every or other.clock_priority
+                                or not _independent(self, written, other))]
                 if not earlier:
                     return
                 left = deadline - time.perf_counter()
