@@ -143,8 +143,10 @@ def _clock_readers():
 
 def test_a_later_clock_reader_commits_after_an_earlier_one_instead_of_aborting_it() -> None:
     """The second section reads the clock while the first, which read it
-    before, is stopped: its commit waits for the first's, so neither aborts
-    (without the wait the first's reading would go back: an abort)."""
+    before, is stopped: the two conflict (the first read what the second
+    writes), so the second's commit waits for the first's and neither
+    aborts (without the wait the first's reading would go back: an abort;
+    test_clock_placement has sections that need not wait)."""
     clocks, (first, first_holder), (second, second_holder) = _clock_readers()
     time.sleep(CLOCK_ORDER_WAIT / 5)          # the second reads, and waits
     helpers.release()

@@ -447,7 +447,10 @@ def entry(fn: F) -> F:
             if tx.inevitable:
                 hold_handed_back(tx, result, *(filled() if filled is not None else ()))
             return result
-        if _module_body.depth:
+        if _module_body.depth or _steps_running.depth:
+            # Plain code, or a step (called back from C: sorted's key=, an
+            # f-string's __str__): part of it, its barriers in direct mode.
+            # Run as a section it would give the step's W up meanwhile.
             return fn(*args, **kwargs)
         return run_section(fn, args, kwargs)
 
@@ -758,27 +761,42 @@ def _step(resume: Callable[..., Any], *args: Any, w_first: bool = False) -> Any:
             # for d in app_generator(): d[key] += 1, run in place by library code
             hold_handed_back(tx, value)
         return value
-    if CURRENT.step is not None or WORLD_LOCK.held_by_current_thread():
-        return resume(*args)        # in a step of its own, or under W already
-    if not BARRIERS_CHECK_STEPS[0] or w_first or _resumes_in_library_code(resume.__self__):
-        with WORLD_LOCK:
-            WORLD_LOCK.open_to_plain_code()     # it runs in place, as an inevitable section
-            try:
-                return _yielded_to_the_task(resume(*args))
-            finally:
-                enter_clocks_read_in_place()
-    take_w = LazyW()
-    CURRENT.step = take_w
+    _steps_running.depth += 1
     try:
-        return _yielded_to_the_task(resume(*args))
+        if CURRENT.step is not None or WORLD_LOCK.held_by_current_thread():
+            return resume(*args)        # in a step of its own, or under W already
+        if not BARRIERS_CHECK_STEPS[0] or w_first or _resumes_in_library_code(resume.__self__):
+            with WORLD_LOCK:
+                WORLD_LOCK.open_to_plain_code()     # it runs in place, as an inevitable section
+                try:
+                    return _yielded_to_the_task(resume(*args))
+                finally:
+                    enter_clocks_read_in_place()
+        take_w = LazyW()
+        CURRENT.step = take_w
+        try:
+            return _yielded_to_the_task(resume(*args))
+        finally:
+            CURRENT.step = None
+            if take_w.took:
+                enter_clocks_read_in_place()
+                WORLD_LOCK.release()
+                STEP_COUNTS["took_w"] += 1
+            else:
+                STEP_COUNTS["without_w"] += 1
     finally:
-        CURRENT.step = None
-        if take_w.took:
-            enter_clocks_read_in_place()
-            WORLD_LOCK.release()
-            STEP_COUNTS["took_w"] += 1
-        else:
-            STEP_COUNTS["without_w"] += 1
+        _steps_running.depth -= 1
+
+
+class _StepsRunning(threading.local):
+    """Per thread: how many steps of frames run outside sections are under
+    way (``_step``; nested when a step resumes another frame): application
+    code called back from C meanwhile is part of the step, not a section."""
+
+    depth = 0
+
+
+_steps_running = _StepsRunning()
 
 
 #: Containers and instance dicts larger than this are not watched by

@@ -26,6 +26,9 @@ class ThreadStats:
     aborts: Counter = field(default_factory=Counter)
     inevitable: Counter = field(default_factory=Counter)
     wait_w_seconds: float = 0.0
+    #: Commits placed in the serial order before a later clock reader's
+    #: (txn.place_before_later_readers), instead of aborting.
+    placed_earlier: int = 0
 
     def as_dict(self) -> dict:
         return {
@@ -36,6 +39,7 @@ class ThreadStats:
             "inevitable": sum(self.inevitable.values()),
             "inevitable_by_cause": dict(self.inevitable),
             "wait_w_seconds": self.wait_w_seconds,
+            "placed_earlier": self.placed_earlier,
         }
 
 
@@ -66,6 +70,7 @@ def snapshot() -> dict:
         "inevitable": sum(inevitable.values()),
         "inevitable_by_cause": dict(inevitable),
         "wait_w_seconds": sum(s.wait_w_seconds for s in threads),
+        "placed_earlier": sum(s.placed_earlier for s in threads),
         "threads": [s.as_dict() for s in threads],
     }
 
@@ -78,3 +83,4 @@ def reset() -> None:
             stats.aborts.clear()
             stats.inevitable.clear()
             stats.wait_w_seconds = 0.0
+            stats.placed_earlier = 0

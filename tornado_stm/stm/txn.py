@@ -78,10 +78,13 @@ before it made aborts at its commit (:meth:`Transaction.read_clock`).
 Readings are kept per clock, in nanoseconds (``time.time`` and
 ``time.time_ns`` read one), and a hold of W that ran code in place enters a reading of now for
 every clock in use when it ends (:func:`enter_clocks_read_in_place`):
-library code reads clocks the special never sees. So that two sections
-reading one clock side by side do not abort the first reader whenever the
-second commits first, a section about to commit waits (briefly, without W)
-for the optimistic sections that read the clock before it to end
+library code reads clocks the special never sees. Two sections reading
+one clock side by side may commit in the other order: the first reader
+then goes *before* the second in the serial order if they are independent
+(:func:`place_before_later_readers`, over :data:`COMMITTED_ORDER`, the
+order kept while clock readers run), and aborts otherwise. So that it
+rarely aborts, a section about to commit waits (briefly, without W) for
+the earlier readers it conflicts with so far
 (:meth:`Transaction.wait_for_earlier_clock_readers`): the commits then come
 in the order of the readings, as in a serial run.
 
@@ -900,16 +903,8 @@ class Transaction:
 
     # -- commit and inevitability ------------------------------------------
 
-    def publish(self, hold_stripes: bool = False) -> None:
-        """Make the redo log visible (caller holds W and has validated).
-
-        ``hold_stripes`` (a section turning inevitable half-way): the stripes
-        stay locked until the section ends, as its later in-place writes'
-        do. The objects the section created are reachable only through what
-        it wrote, and the rewriter lets the section fill them without
-        barriers (``instrument/fresh.py``): no reader may reach one before
-        the section has finished with it.
-        """
+    def publication(self) -> "Publication":
+        """What a commit of the redo log writes: the stripes, and the changed keys of each dict."""
         stripes: set[int] = set()
         for oid, (obj, names) in self.attrs.items():
             for name in names:
@@ -918,8 +913,15 @@ class Transaction:
         # to lock and, for a private copy, the keys to publish.
         changed_keys: dict[int, list] = {}
         written = [(oid, log) for oid, log in self.containers.items() if log.changed()]
+        # The whole-dict stripes of plain dicts written key by key: two
+        # commits writing other keys of one such dict give one result in
+        # either order (unless both add keys: the dict's order), which
+        # lets one go before the other (place_before_later_readers).
+        commuting: set[int] = set()
+        inserts: set[int] = set()
         for oid, log in written:
-            stripes.add(stripe_of_object(oid))
+            whole = stripe_of_object(oid)
+            stripes.add(whole)
             if isinstance(log.real, dict):
                 changed_keys[oid] = keys = _changed_keys(log)
                 stripes.update(stripe_of_key(oid, key) for key in keys[0])
@@ -927,6 +929,33 @@ class Transaction:
                     # Published by clear() and refill: every key is briefly
                     # missing, so every key's stripe is locked meanwhile.
                     stripes.update(stripe_of_key(oid, key) for key in log.real)
+                if type(log.real) is dict and log.shadow is None and _CLOCK_READERS:
+                    commuting.add(whole)
+                    if _adds_keys(log):
+                        inserts.add(whole)
+        publication = Publication(stripes, changed_keys, written)
+        if commuting:
+            publication.ordered = stripes - commuting
+            publication.inserts = inserts
+        return publication
+
+    def publish(self, hold_stripes: bool = False,
+                publication: Optional["Publication"] = None) -> int:
+        """Make the redo log visible (caller holds W and has validated); the
+        commit's version (the clock's value once the stripes are released).
+
+        ``hold_stripes`` (a section turning inevitable half-way): the stripes
+        stay locked until the section ends, as its later in-place writes'
+        do. The objects the section created are reachable only through what
+        it wrote, and the rewriter lets the section fill them without
+        barriers (``instrument/fresh.py``): no reader may reach one before
+        the section has finished with it.
+        """
+        if publication is None:
+            publication = self.publication()
+        stripes, changed_keys, written = (publication.stripes, publication.changed_keys,
+                                          publication.written)
+        publication.written = publication.changed_keys = None
         lock_stripes(stripes)
         # Publishing runs application code (a key's __hash__ and __eq__): its
         # reads must not abort a half-made publication, so the barriers act
@@ -957,11 +986,12 @@ class Transaction:
         # rather than write into a log already published.
         self.publishing = True
         try:
-            obj = names = log = written = None   # (this frame's own references too)
+            obj = names = log = written = changed_keys = None   # (this frame's own references too)
             self.attrs = {}
             self.containers = {}
         finally:
             self.publishing = False
+        return CLOCK[0]
 
     def commit(self) -> None:
         if self.doomed is not None:
@@ -978,15 +1008,25 @@ class Transaction:
         if faults.ENABLED:
             faults.strike(self, "commit")
         self.check_copies_kept()
-        if not self.has_writes() and self.clock_readings is None:
+        if not self.has_writes() and self.clock_readings is None and not _CLOCK_READERS:
             self.check()                # read-only: still one consistent state
             return
+        # (a read-only section commits under W, too, while some section holds
+        # clock readings: it then takes its place in COMMITTED_ORDER)
         self.wait_for_earlier_clock_readers()
+        hold_for_the_commit = not self.has_w and not self.entered_with_w
         self.take_w()
+        if hold_for_the_commit:
+            _COMMIT_ONLY_HOLD[0] = WORLD_LOCK.hold_number()
         try:
             self.check()
-            self.check_clock_order()
-            self.publish()
+            publication = self.publication()
+            readings = self.clock_readings
+            position = self.check_clock_order(publication)
+            publication.version = self.publish(publication=publication)
+            enter_committed(publication, readings, self.reads, position)
+            if position is not None:
+                self.stats.placed_earlier += 1
         except AbortSection:
             raise
         except BaseException:
@@ -1012,7 +1052,7 @@ class Transaction:
         # the report names the line whose inevitability cost the wait.
         stmlog.record(stmlog.STM_BECOME_INEVITABLE, self.stats.thread_num,
                       marker or (stmlog.user_marker() if stmlog.enabled() else b""))
-        self.wait_for_earlier_clock_readers()
+        self.wait_for_earlier_clock_readers(every=True)
         self.take_w()
         # Threads running plain code may write while this section runs in
         # place, as plain Python threads could (one it waits for must).
@@ -1072,26 +1112,42 @@ class Transaction:
             span[1] = max(span[1], reading)
         return value
 
-    def check_clock_order(self) -> None:
-        """Under W, before publishing: abort if a clock reading would go back
-        in the serial order; else enter the readings as committed."""
+    def check_clock_order(self, writes: Optional["Publication"] = None) -> Optional[int]:
+        """Under W, before publishing: find the section its place in the serial
+        order, given its clock readings; abort if there is none.
+
+        The place is the end of the order (None), unless a section that read
+        one of its clocks later has committed already: then it is the index
+        in ``COMMITTED_ORDER`` before which it can go
+        (:func:`place_before_later_readers`), given what it ``writes``; an
+        inevitable turn (``writes`` None) only goes at the end.
+        """
         readings, self.clock_readings = self.clock_readings, None
         if readings is None:
-            return
+            return None
         _unregister_clock_reader(self)
+        position = None
         for source, (lowest, _) in readings.items():
             committed = COMMITTED_CLOCK_READINGS.get(source)
             if committed is not None and committed > lowest:
-                self.abort(CLOCK_READ_OUT_OF_ORDER)
+                position = None if writes is None else place_before_later_readers(
+                    self.rv, readings, self.reads, writes)
+                if position is None:
+                    self.abort(CLOCK_READ_OUT_OF_ORDER)
+                break
         for source, (_, highest) in readings.items():
             _raise_committed_clock(source, highest)
+        return position
 
-    def wait_for_earlier_clock_readers(self) -> None:
+    def wait_for_earlier_clock_readers(self, every: bool = False) -> None:
         """Before taking W to commit (or to become inevitable): wait for the
         optimistic sections that read one of this section's clocks before it
-        did to end, so that they commit first, as a serial run would order
-        them; otherwise :meth:`check_clock_order` would abort them, long
-        searches included, whenever a later reader commits first.
+        did, and conflict with it so far (:func:`_independent`), to end, so
+        that they commit first, as a serial run would order them; otherwise
+        :meth:`check_clock_order` would abort them, long searches included,
+        whenever a later reader commits first. Independent ones will go
+        before it in the serial order at their commit; ``every`` (a section
+        turning inevitable, which nothing can go before) waits for all.
 
         Only an optimization: the wait is bounded (``CLOCK_ORDER_WAIT``)
         and made without W, so it can hold nothing up for long; whatever
@@ -1102,19 +1158,22 @@ class Transaction:
         when each read one of two clocks first.
         """
         mine = self.clock_readings
-        turn = _CLOCK_READERS.get(id(self), (None, None, None))[1]
+        turn = _CLOCK_READERS.get(id(self), (None, None, None, None))[1]
         if mine is None or self.has_w or turn is None:
             return
         now = time.perf_counter()
         deadline = now + CLOCK_ORDER_WAIT
+        written = None if every else _stripes_written(self)
         # (a reader running for longer than this is not waited for: a long
         # search, or one some future path failed to take back)
         with _clock_readers_changed:
             while True:
                 too_old = time.perf_counter() - _CLOCK_READER_STALE
-                earlier = [other for other, other_turn, since in _CLOCK_READERS.values()
+                earlier = [other for other, other_turn, since, _ in _CLOCK_READERS.values()
                            if other_turn < turn and since > too_old
-                           and _read_earlier(other.clock_readings, mine)]
+                           and _read_earlier(other.clock_readings, mine)
+                           and (every or other.clock_priority
+                                or not _independent(self, written, other))]
                 if not earlier:
                     return
                 left = deadline - time.perf_counter()
@@ -1334,15 +1393,162 @@ def enter_clocks_read_in_place() -> None:
     Only clocks some section read through the special are entered (the
     others have no optimistic readings to order).
     """
+    readings = {}
     for source in list(CLOCKS_IN_USE):
         read = _READ_IN_NANOSECONDS.get(source)
         if read is not None:
-            _raise_committed_clock(source, read())
+            readings[source] = [now := read(), now]
+            _raise_committed_clock(source, now)
+    enter_committed(None, readings)
+
+
+class Publication:
+    """What one commit writes (:meth:`Transaction.publication`), then its
+    place in the serial order (:data:`COMMITTED_ORDER`)."""
+
+    __slots__ = ("stripes", "ordered", "inserts", "changed_keys", "written", "version",
+                 "readings", "reads", "entry", "hold")
+
+    def __init__(self, stripes: set[int], changed_keys: Optional[dict] = None,
+                 written: Optional[list] = None) -> None:
+        self.stripes = stripes
+        #: The stripes whose writes must keep their order: all of them, but
+        #: the whole-dict stripes of plain dicts written key by key.
+        self.ordered = stripes
+        #: Of those dicts, the ones it adds keys to.
+        self.inserts: set[int] = _NO_STRIPES
+        self.changed_keys = changed_keys
+        self.written = written
+        #: The clock's value once published.
+        self.version = CLOCK[0]
+        #: Its clock readings (source -> [lowest, highest]), or None.
+        self.readings: Optional[dict] = None
+        #: The stripes it read, or None: unknown (code that ran in place).
+        self.reads: Optional[set[int]] = None
+        #: Its number among the entries of COMMITTED_ORDER, in the order they were made.
+        self.entry = 0
+        #: The hold of W it committed in (WorldLock.hold_number).
+        self.hold = 0
+
+
+#: The serial order of what committed since the oldest optimistic section
+#: holding clock readings began to read them, kept only while there is one:
+#: optimistic commits (with what they read and wrote), and ends of holds of
+#: W that ran code in place (what they read unknown). A section whose
+#: reading a later reader's commit overtook may still go *before* that
+#: reader in this order, when they are independent
+#: (:func:`place_before_later_readers`). Changed under W only.
+COMMITTED_ORDER: list[Publication] = []
+#: How many entries COMMITTED_ORDER has been given (a reader notes it when it registers).
+_ENTRIES_MADE = [0]
+#: The hold of W an optimistic commit took only to commit (nothing else ran
+#: in it), and the last hold that was not such a one (it may have run code
+#: in place: what that code read is not known). Both written under W.
+_COMMIT_ONLY_HOLD = [0]
+_LAST_FOREIGN_HOLD = [0]
+
+
+def enter_committed(publication: Optional[Publication], readings: Optional[dict],
+                    reads: Optional[set[int]] = None, position: Optional[int] = None) -> None:
+    """Under W: enter a commit (or, ``publication`` None, the end of a hold
+    of W that ran code in place) in COMMITTED_ORDER, at ``position`` or at its end."""
+    if not _CLOCK_READERS:
+        COMMITTED_ORDER.clear()
+        return
+    if publication is None:
+        publication = Publication(set())
+    else:
+        publication.reads = reads
+    publication.readings = readings
+    publication.entry = _ENTRIES_MADE[0]
+    publication.hold = WORLD_LOCK.hold_number()
+    _ENTRIES_MADE[0] += 1
+    if position is None:
+        COMMITTED_ORDER.append(publication)
+    else:
+        COMMITTED_ORDER.insert(position, publication)
+    # What every reader still running registered after can never come
+    # after one of its later readers: it is of no use to any of them.
+    oldest = min((first_entry for _, _, _, first_entry in list(_CLOCK_READERS.values())),
+                 default=_ENTRIES_MADE[0])
+    drop = 0
+    while drop < len(COMMITTED_ORDER) and COMMITTED_ORDER[drop].entry < oldest:
+        drop += 1
+    if drop:
+        del COMMITTED_ORDER[:drop]
+
+
+_NO_STRIPES: set[int] = set()
+#: Types of dict keys whose ``in`` runs no application code.
+_PLAIN_KEY_TYPES = frozenset({str, int, float, bool, bytes, type(None)})
+
+
+def _adds_keys(log: "ContainerLog") -> bool:
+    """Whether a dict's per-key log adds a key the dict does not have (under W);
+    True, too, for a key whose comparison could run application code."""
+    real = log.real
+    for key, value in log.writes.items():
+        kind = type(key)
+        if kind is tuple:
+            if any(type(item) not in _PLAIN_KEY_TYPES for item in key):
+                return True
+        elif kind not in _PLAIN_KEY_TYPES:
+            return True
+        if value is not DELETED and key not in real:
+            return True
+    return False
+
+
+def place_before_later_readers(rv: int, readings: dict, reads: set[int],
+                               writes: Publication) -> Optional[int]:
+    """Under W, for a section whose clock readings a later reader's commit
+    overtook: the index in COMMITTED_ORDER before which it can still go in
+    the serial order, or None (it must abort).
+
+    It goes before the first entry that read one of its clocks later than
+    it did (its *later readers* and everything after them, ``later``), if:
+    it saw none of them (its snapshot ``rv`` is older than each one's
+    commit: so, validated, it read nothing they wrote); none of them read
+    a stripe it writes (they would have seen its writes) or wrote one of
+    them (one result would be lost under the other: only other keys of
+    one plain dict, not both adding keys, give one result in either order); each of them knows what it read, and no
+    hold of W ran code in place since the first of them (such code does
+    not record what it read); and each of their readings of
+    its clocks is at or above its own highest. Then running it just before
+    them gives every section the values it saw, and every clock reads
+    forward.
+    """
+    first = None
+    for index, entry in enumerate(COMMITTED_ORDER):
+        theirs = entry.readings
+        if theirs and any(source in theirs and theirs[source][1] > lowest
+                          for source, (lowest, _) in readings.items()):
+            first = index
+            break
+    if first is None:
+        return None             # overtaken by a reading the order no longer holds
+    later = COMMITTED_ORDER[first:]
+    if _LAST_FOREIGN_HOLD[0] >= min(entry.hold for entry in later):
+        return None             # code ran in place since: what it read is unknown
+    for entry in later:
+        if entry.reads is None or entry.version <= rv:
+            return None
+        if (not writes.stripes.isdisjoint(entry.reads)
+                or not writes.ordered.isdisjoint(entry.stripes)
+                or not entry.ordered.isdisjoint(writes.stripes)
+                or not writes.inserts.isdisjoint(entry.inserts)):
+            return None
+        theirs = entry.readings
+        if theirs and any(source in theirs and theirs[source][0] < highest
+                          for source, (_, highest) in readings.items()):
+            return None
+    return first
 
 
 #: Optimistic sections that have read a clock and not ended yet, by id:
-#: (the transaction, its turn: the order of their first readings, when).
-_CLOCK_READERS: dict[int, tuple["Transaction", int, float]] = {}
+#: (the transaction, its turn: the order of their first readings, when, and
+#: the number of the next entry of COMMITTED_ORDER when it registered).
+_CLOCK_READERS: dict[int, tuple["Transaction", int, float, int]] = {}
 _clock_turns = itertools.count()
 _clock_readers_changed = threading.Condition()
 #: The longest a commit waits for earlier readers of its clocks, in seconds.
@@ -1355,7 +1561,7 @@ _CLOCK_READERS_POLL = 0.002
 
 def _register_clock_reader(tx: "Transaction") -> None:
     with _clock_readers_changed:
-        _CLOCK_READERS[id(tx)] = (tx, next(_clock_turns), time.perf_counter())
+        _CLOCK_READERS[id(tx)] = (tx, next(_clock_turns), time.perf_counter(), _ENTRIES_MADE[0])
 
 
 def _unregister_clock_reader(tx: "Transaction") -> None:
@@ -1374,6 +1580,44 @@ def _read_earlier(theirs: Optional[dict], mine: dict) -> bool:
         if span is not None and span[0] < lowest:
             return True
     return False
+
+
+def _stripes_written(tx: "Transaction") -> Optional[tuple[set[int], set[int]]]:
+    """The stripes ``tx``'s redo log writes so far, and among them those
+    whose writes must keep their order (as Publication.ordered), or None if
+    the log changed while this looked (it may be another thread's); for an
+    estimate only."""
+    try:
+        stripes = set()
+        commuting = set()
+        for oid, (_, names) in list(tx.attrs.items()):
+            stripes.update(stripe_of_key(oid, name) for name in list(names))
+        for oid, log in list(tx.containers.items()):
+            if log.changed():
+                stripes.add(stripe_of_object(oid))
+                if log.shadow is None and isinstance(log.real, dict):
+                    stripes.update(stripe_of_key(oid, key) for key in list(log.writes))
+                    if type(log.real) is dict:
+                        commuting.add(stripe_of_object(oid))
+        return stripes, stripes - commuting
+    except RuntimeError:            # (a dict of the other thread's changed size)
+        return None
+
+
+def _independent(tx: "Transaction", written: Optional[tuple[set[int], set[int]]],
+                 other: "Transaction") -> bool:
+    """Whether ``tx``, committing what it has ``written`` (_stripes_written),
+    leaves ``other`` (an earlier clock reader still running) likely to go
+    before it in the serial order (place_before_later_readers): neither has
+    read what the other writes, nor written it, so far."""
+    theirs = _stripes_written(other)
+    if written is None or theirs is None:
+        return False
+    try:
+        return (written[0].isdisjoint(other.reads) and theirs[0].isdisjoint(tx.reads)
+                and theirs[1].isdisjoint(written[0]) and written[1].isdisjoint(theirs[0]))
+    except RuntimeError:
+        return False
 
 
 def _raise_committed_clock(source: Any, highest: Any) -> None:
@@ -1534,7 +1778,9 @@ _looked_up_in_place: dict[int, Any] = {}
 
 
 def release_held() -> None:
-    """Unlock the stripes written in place so far (caller holds W)."""
+    """Unlock the stripes written in place so far (caller holds W, about to give it up)."""
+    if _COMMIT_ONLY_HOLD[0] != WORLD_LOCK.hold_number():
+        _LAST_FOREIGN_HOLD[0] = WORLD_LOCK.hold_number()
     while _before_unlocking:
         _before_unlocking.pop()()
     if _held:

@@ -169,6 +169,10 @@ class WorldLock:
             if took:
                 self.release()
 
+    def hold_number(self) -> int:
+        """Which hold of W this is: 1 for the first acquire(), and so on (loans are part of the lender's)."""
+        return self._hold
+
     def held_by_current_thread(self) -> bool:
         return self._lock._is_owned() or (  # type: ignore[attr-defined]
             self._borrower is not None and self._borrower == threading.get_ident())
