@@ -21,6 +21,7 @@ import tornado.httpclient
 
 from tests.loop import callback_step_app
 from tests.loop.servers import start_stm_server
+from tests.loop.test_shared_state import server_state
 
 REQUESTS = 600
 
@@ -52,28 +53,18 @@ async def _post_all(port: int, paths: list[str]) -> list:
         client.close()
 
 
-def _state(port: int) -> dict:
-    async def fetch() -> dict:
-        client = tornado.httpclient.AsyncHTTPClient(force_instance=True)
-        try:
-            return json.loads((await client.fetch(f"http://127.0.0.1:{port}/state")).body)
-        finally:
-            client.close()
-    return asyncio.run(fetch())
-
-
 def test_no_update_is_lost_around_a_callback_from_c(server) -> None:
     paths = ["/bump-key", "/bump-str"] * (REQUESTS // 2)
     responses = asyncio.run(_post_all(server.port, paths))
     assert Counter(r.code for r in responses) == {200: REQUESTS}, server.errors()
-    assert _state(server.port)["n"] == REQUESTS
+    assert server_state(server.port)["n"] == REQUESTS
 
 
 def test_an_in_place_sort_with_a_key_sees_its_list_alone(server) -> None:
     values = list(range(REQUESTS // 2))
     responses = asyncio.run(_post_all(server.port, [f"/sort?value={v}" for v in values]))
     assert Counter(r.code for r in responses) == {200: len(values)}, server.errors()
-    board = _state(server.port)["board"]
+    board = server_state(server.port)["board"]
     start = [5, 3, 8, 1]
     assert board == sorted(start + values, reverse=True)
     # Each answer saw the list with its own value added, one more each time.
