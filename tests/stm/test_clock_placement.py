@@ -22,6 +22,7 @@ from tests.stm.conftest import instrumented
 from tornado_stm import stm
 from tornado_stm.stm import faults
 from tornado_stm.stm.txn import CLOCK_READ_OUT_OF_ORDER, COMMITTED_ORDER
+from tornado_stm.stm.versions import stripe_of_key, stripe_of_object
 
 
 @pytest.fixture
@@ -122,3 +123,19 @@ def test_the_order_is_not_kept_once_no_section_holds_a_clock_reading(board) -> N
     _overtaken(board.first_writes_its_own, board.second_writes_its_own)
     board.second_writes_its_own()           # a reader alone: nothing to order against
     assert COMMITTED_ORDER == []
+
+
+def test_an_attribute_sharing_a_stripe_with_a_dict_keeps_its_order(board) -> None:
+    """Other keys of one plain dict commute, but a location sharing the
+    dict's whole stripe (an attribute, here) does not: the two sections
+    writing that attribute keep their order, though both also write the
+    dict (once, the shared stripe counted as the dict's alone)."""
+    whole = stripe_of_object(id(board.SHARED))
+    name = next(f"a{n}" for n in range(1 << 24)
+                if stripe_of_key(id(board.BOARD), f"a{n}") == whole)
+    holder = _overtaken(lambda: board.first_writes_the_attribute_and_a_key(name),
+                        lambda: board.second_writes_the_attribute_and_a_key(name))
+    assert holder == {"result": None}
+    # The attribute's last writer read the clock last, as in a serial run.
+    assert getattr(board.BOARD, name) == board.SHARED["first"] >= board.SHARED["second"]
+    _assert_sent_back()

@@ -921,7 +921,12 @@ class Transaction:
         inserts: set[int] = set()
         for oid, log in written:
             whole = stripe_of_object(oid)
-            stripes.add(whole)
+            if type(log.real) is dict and log.shadow is None and _CLOCK_READERS:
+                commuting.add(whole)
+                if _adds_keys(log):
+                    inserts.add(whole)
+            else:
+                stripes.add(whole)
             if isinstance(log.real, dict):
                 changed_keys[oid] = keys = _changed_keys(log)
                 stripes.update(stripe_of_key(oid, key) for key in keys[0])
@@ -929,14 +934,13 @@ class Transaction:
                     # Published by clear() and refill: every key is briefly
                     # missing, so every key's stripe is locked meanwhile.
                     stripes.update(stripe_of_key(oid, key) for key in log.real)
-                if type(log.real) is dict and log.shadow is None and _CLOCK_READERS:
-                    commuting.add(whole)
-                    if _adds_keys(log):
-                        inserts.add(whole)
-        publication = Publication(stripes, changed_keys, written)
-        if commuting:
-            publication.ordered = stripes - commuting
-            publication.inserts = inserts
+        if not commuting:
+            return Publication(stripes, changed_keys, written)
+        # (a stripe is ordered if any location it covers is: two locations
+        # may share one)
+        publication = Publication(stripes | commuting, changed_keys, written)
+        publication.ordered = stripes
+        publication.inserts = inserts
         return publication
 
     def publish(self, hold_stripes: bool = False,
@@ -1588,18 +1592,19 @@ def _stripes_written(tx: "Transaction") -> Optional[tuple[set[int], set[int]]]:
     the log changed while this looked (it may be another thread's); for an
     estimate only."""
     try:
-        stripes = set()
+        ordered = set()
         commuting = set()
         for oid, (_, names) in list(tx.attrs.items()):
-            stripes.update(stripe_of_key(oid, name) for name in list(names))
+            ordered.update(stripe_of_key(oid, name) for name in list(names))
         for oid, log in list(tx.containers.items()):
             if log.changed():
-                stripes.add(stripe_of_object(oid))
                 if log.shadow is None and isinstance(log.real, dict):
-                    stripes.update(stripe_of_key(oid, key) for key in list(log.writes))
+                    ordered.update(stripe_of_key(oid, key) for key in list(log.writes))
                     if type(log.real) is dict:
                         commuting.add(stripe_of_object(oid))
-        return stripes, stripes - commuting
+                        continue
+                ordered.add(stripe_of_object(oid))
+        return ordered | commuting, ordered
     except RuntimeError:            # (a dict of the other thread's changed size)
         return None
 

@@ -56,3 +56,20 @@ def second_writes_the_firsts() -> None:
 def second_runs_in_place() -> None:
     stm.become_inevitable("test")
     BOARD.second = time.monotonic()
+
+
+#: A plain dict both write other (existing) keys of: writes that commute.
+SHARED = {"first": 0, "second": 0}
+
+
+def first_writes_the_attribute_and_a_key(name: str) -> None:
+    now = time.monotonic()
+    helpers.pause()
+    setattr(BOARD, name, now)
+    SHARED["first"] = now
+
+
+def second_writes_the_attribute_and_a_key(name: str) -> None:
+    now = time.monotonic()
+    setattr(BOARD, name, now)
+    SHARED["second"] = now
