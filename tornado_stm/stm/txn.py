@@ -1129,13 +1129,14 @@ class Transaction:
         readings, self.clock_readings = self.clock_readings, None
         if readings is None:
             return None
+        first_entry = _CLOCK_READERS.get(id(self), (None, None, None, -1))[3]
         _unregister_clock_reader(self)
         position = None
         for source, (lowest, _) in readings.items():
             committed = COMMITTED_CLOCK_READINGS.get(source)
             if committed is not None and committed > lowest:
-                position = None if writes is None else place_before_later_readers(
-                    self.rv, readings, self.reads, writes)
+                position = None if writes is None or first_entry < _DROPPED_BELOW[0] \
+                    else place_before_later_readers(self.rv, readings, self.reads, writes)
                 if position is None:
                     self.abort(CLOCK_READ_OUT_OF_ORDER)
                 break
@@ -1445,6 +1446,9 @@ class Publication:
 COMMITTED_ORDER: list[Publication] = []
 #: How many entries COMMITTED_ORDER has been given (a reader notes it when it registers).
 _ENTRIES_MADE = [0]
+#: Entries numbered below this were dropped while a reader registered before
+#: them still ran (a stale one): such a reader is never placed.
+_DROPPED_BELOW = [0]
 #: The hold of W an optimistic commit took only to commit (nothing else ran
 #: in it), and the last hold that was not such a one (it may have run code
 #: in place: what that code read is not known). Both written under W.
@@ -1457,7 +1461,7 @@ def enter_committed(publication: Optional[Publication], readings: Optional[dict]
     """Under W: enter a commit (or, ``publication`` None, the end of a hold
     of W that ran code in place) in COMMITTED_ORDER, at ``position`` or at its end."""
     if not _CLOCK_READERS:
-        COMMITTED_ORDER.clear()
+        COMMITTED_ORDER.clear()     # (nobody registered before now needs any of it)
         return
     if publication is None:
         publication = Publication(set())
@@ -1472,13 +1476,17 @@ def enter_committed(publication: Optional[Publication], readings: Optional[dict]
     else:
         COMMITTED_ORDER.insert(position, publication)
     # What every reader still running registered after can never come
-    # after one of its later readers: it is of no use to any of them.
-    oldest = min((first_entry for _, _, _, first_entry in list(_CLOCK_READERS.values())),
-                 default=_ENTRIES_MADE[0])
+    # after one of its later readers: it is of no use to any of them. A
+    # reader running for longer than _CLOCK_READER_STALE keeps nothing:
+    # what it would need may go, and it is then never placed.
+    recent = time.perf_counter() - _CLOCK_READER_STALE
+    oldest = min((first_entry for _, _, since, first_entry in list(_CLOCK_READERS.values())
+                  if since > recent), default=_ENTRIES_MADE[0])
     drop = 0
     while drop < len(COMMITTED_ORDER) and COMMITTED_ORDER[drop].entry < oldest:
         drop += 1
     if drop:
+        _DROPPED_BELOW[0] = max(_DROPPED_BELOW[0], COMMITTED_ORDER[drop - 1].entry + 1)
         del COMMITTED_ORDER[:drop]
 
 
