@@ -1495,18 +1495,20 @@ _NO_STRIPES: set[int] = set()
 _PLAIN_KEY_TYPES = frozenset({str, int, float, bool, bytes, type(None)})
 
 
+def _plain_key(key: Any) -> bool:
+    """A dict key whose hash and comparison run no application code."""
+    kind = type(key)
+    if kind is tuple:
+        return all(type(item) in _PLAIN_KEY_TYPES for item in key)
+    return kind in _PLAIN_KEY_TYPES
+
+
 def _adds_keys(log: "ContainerLog") -> bool:
     """Whether a dict's per-key log adds a key the dict does not have (under W);
     True, too, for a key whose comparison could run application code."""
     real = log.real
     for key, value in log.writes.items():
-        kind = type(key)
-        if kind is tuple:
-            if any(type(item) not in _PLAIN_KEY_TYPES for item in key):
-                return True
-        elif kind not in _PLAIN_KEY_TYPES:
-            return True
-        if value is not DELETED and key not in real:
+        if not _plain_key(key) or (value is not DELETED and key not in real):
             return True
     return False
 
@@ -1607,7 +1609,10 @@ def _stripes_written(tx: "Transaction") -> Optional[tuple[set[int], set[int]]]:
         for oid, log in list(tx.containers.items()):
             if log.changed():
                 if log.shadow is None and isinstance(log.real, dict):
-                    ordered.update(stripe_of_key(oid, key) for key in list(log.writes))
+                    keys = list(log.writes)
+                    if not all(map(_plain_key, keys)):
+                        return None     # (its hash could run application code, here)
+                    ordered.update(stripe_of_key(oid, key) for key in keys)
                     if type(log.real) is dict:
                         commuting.add(stripe_of_object(oid))
                         continue
