@@ -35,6 +35,8 @@ PARKED = 300         # waiters on the asyncio.Event
 LOOKUPS = 400        # single-flight cache requests, over KEYS keys
 KEYS = 8
 CLIENTS = 24
+TIMED_PAIRS = 300    # consumers with timeouts and producers of the tornado Condition
+PERMIT_USES = 1500   # acquires with a timeout of the tornado Semaphore
 
 
 def _plain_request(port: int, method: str, path: str, timeout: float = 60) -> tuple[int, bytes]:
@@ -52,12 +54,12 @@ def _request(port: int, method: str, path: str, timeout: float = 20) -> tuple[in
     return status, json.loads(body or b"{}")
 
 
-def _serving(tmp_path, serving: str):
-    """The waiting app on two threads, served as ``serving`` says: a loop
-    (per-thread or shared), with "+aborts" for forced aborts."""
+def _serving(tmp_path, serving: str, threads: int = 2):
+    """The waiting app on ``threads`` threads, served as ``serving`` says: a
+    loop (per-thread or shared), with "+aborts" for forced aborts."""
     loop, _, aborts = serving.partition("+")
     faults = {"TORNADO_STM_FAULTS": "abort=0.05,delay=0.0002,seed=11"} if aborts else None
-    started = start_stm_server("waiting_app:make_app", str(tmp_path), "--threads", "2",
+    started = start_stm_server("waiting_app:make_app", str(tmp_path), "--threads", str(threads),
                                "--loop", loop, probe="/counter", env=faults)
     yield started
     assert started.stop() == 0, started.output_tail()
@@ -71,6 +73,43 @@ def server(request, tmp_path):
 @pytest.fixture(params=["per-thread", "per-thread+aborts", "shared"])
 def busy_server(request, tmp_path):
     yield from _serving(tmp_path, request.param)
+
+
+@pytest.fixture(params=["per-thread", "per-thread+aborts"])
+def oversubscribed_server(request, tmp_path):
+    """Four loops on two cores: a step is preempted half-way, often."""
+    yield from _serving(tmp_path, request.param, threads=4)
+
+
+def _post_all(port: int, paths: list[str], clients: int = CLIENTS) -> list[int]:
+    with ThreadPoolExecutor(clients) as pool:
+        return list(pool.map(lambda path: _plain_request(port, "POST", path)[0], paths))
+
+
+def test_a_tornado_condition_notify_wakes_the_waiter_it_finds_despite_timeouts(
+        oversubscribed_server) -> None:
+    """A waiter's timeout fires on its own loop; a notify(1) from another
+    loop's step must not see it half-settled (round 41: the timeout ran
+    without W, and a notify found a waiter that then timed out)."""
+    paths = [f"/tconsume?seed={i}" if i % 2 == 0 else "/tproduce" for i in range(2 * TIMED_PAIRS)]
+    codes = _post_all(oversubscribed_server.port, paths)
+    assert codes == [200] * len(paths), oversubscribed_server.errors()
+    state = _request(oversubscribed_server.port, "GET", "/state")[1]
+    assert state["unwoken"] == 0 and state["notified"] == state["live_notifies"], state
+    assert state["timed_consumed"] == TIMED_PAIRS and state["timed_items"] == 0, state
+
+
+def test_a_tornado_semaphore_keeps_its_permits_despite_timeouts(oversubscribed_server) -> None:
+    """An acquire's timeout and a release on another loop (round 41: release
+    raised InvalidStateError on a waiter timing out, and a permit was lost;
+    a narrow race: the round's own program showed it in 3 of 7 runs, this
+    test did not show it in 6 runs of the old code: it guards the invariant)."""
+    codes = _post_all(oversubscribed_server.port, [f"/permit?seed={i}" for i in range(PERMIT_USES)])
+    assert codes == [200] * PERMIT_USES, oversubscribed_server.errors()
+    state = _request(oversubscribed_server.port, "GET", "/state")[1]
+    assert state["permits"] == 2 and state["permit_holders"] == 0, state
+    assert state["most_permit_holders"] <= 2, state
+    assert state["permits_got"] + state["permit_timeouts"] == PERMIT_USES, state
 
 
 def test_an_asyncio_condition_has_one_holder_at_a_time(busy_server) -> None:

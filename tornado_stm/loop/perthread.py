@@ -39,6 +39,8 @@ import threading
 from types import FunctionType, MethodType
 from typing import Any, Callable, Coroutine
 
+import tornado.ioloop
+
 from tornado_stm.loop import request
 from tornado_stm.loop.resting import RestingFds
 from tornado_stm.stm.worldlock import WORLD_LOCK
@@ -72,11 +74,12 @@ class ThreadLoop(RestingFds, asyncio.SelectorEventLoop):
         owner = self._thread_id
         if owner is not None and owner != _get_ident():
             return self.call_soon_threadsafe(callback, *args, context=context)
-        return _SELECTOR_CALL_SOON(self, _holding_w_if_shared(callback), *args, context=context)
+        return _SELECTOR_CALL_SOON(self, _holding_w_if_shared(callback, args), *args,
+                                   context=context)
 
     def call_soon_threadsafe(self, callback: Callable[..., Any], *args: Any,
                              context: Any = None) -> asyncio.Handle:
-        return super().call_soon_threadsafe(_holding_w_if_shared(callback), *args,
+        return super().call_soon_threadsafe(_holding_w_if_shared(callback, args), *args,
                                             context=context)
 
     def call_at(self, when: float, callback: Callable[..., Any], *args: Any,
@@ -89,7 +92,7 @@ class ThreadLoop(RestingFds, asyncio.SelectorEventLoop):
         pushed onto it by the owner's thread, which the call also wakes (a
         push from elsewhere raced the owner and waited for its next event).
         """
-        callback = _holding_w_if_shared(callback)
+        callback = _holding_w_if_shared(callback, args)
         if not self._on_another_thread():
             return super().call_at(when, callback, *args, context=context)
         timer = asyncio.TimerHandle(when, callback, args, self, context)
@@ -115,20 +118,27 @@ _SHARED_PRIMITIVE_MODULES = frozenset({"tornado.locks", "tornado.queues", "async
                                        "asyncio.queues"})
 
 
-def _holding_w_if_shared(callback: Callable[..., Any]) -> Callable[..., Any]:
-    """``callback``, made to run holding W if a shared primitive scheduled it.
+def _holding_w_if_shared(callback: Callable[..., Any], args: tuple = ()) -> Callable[..., Any]:
+    """``callback`` (to be called with ``args``), made to run holding W if a
+    shared primitive scheduled it.
 
     ``tornado.locks.Event.wait`` removes its waiter's future from the
     event's set in a done-callback, which runs on the waiter's loop; a
     handler on another loop may be iterating that set in ``set()`` (under
     W, its section inevitable) at the same time ("Set changed size during
-    iteration"). Queues and conditions drop expired waiters the same way.
-    Such callbacks change state shared between loops, so they take W as a
-    coroutine step does.
+    iteration"). Queues and conditions drop expired waiters the same way,
+    and their timeouts (``Condition.wait(timeout=)``, ``Semaphore.acquire``,
+    ``Queue.get``) settle a waiter another loop may be notifying. Such
+    callbacks change state shared between loops, so they take W as a
+    coroutine step does. Tornado schedules its own through
+    ``IOLoop._run_callback``, the callback its argument.
     """
     target = callback
     kind = type(target)
     if kind is MethodType:              # the common cases first, without getattr()
+        if target.__func__ is _TORNADO_RUN_CALLBACK and args:
+            return callback if _holding_w_if_shared(args[0]) is args[0] \
+                else functools.partial(_run_holding_w, callback)
         module = target.__func__.__module__
     elif kind is FunctionType:
         module = target.__module__
@@ -140,6 +150,10 @@ def _holding_w_if_shared(callback: Callable[..., Any]) -> Callable[..., Any]:
     if module not in _SHARED_PRIMITIVE_MODULES:
         return callback
     return functools.partial(_run_holding_w, callback)
+
+
+#: What Tornado's IOLoop hands asyncio for every callback and timeout it schedules.
+_TORNADO_RUN_CALLBACK = tornado.ioloop.IOLoop._run_callback
 
 
 def _run_holding_w(callback: Callable[..., Any], *args: Any) -> Any:
