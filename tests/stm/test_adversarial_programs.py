@@ -74,7 +74,7 @@ FAULTS = "abort=0.02,delay=0.00005"
 FOUR_THREADS = frozenset({
     "async_generator_shared", "async_generator_abandoned", "coroutine_closure_cells",
     "async_generator_open_at_shutdown", "lazy_import_body", "async_generator_by_hand",
-    "lazy_import_by_call", "clock_placed_before",
+    "lazy_import_by_call", "clock_placed_before", "clock_placed_stripe_alias",
     "tuple_subclass_holders", "immut_holders_readers", "handback_forms", "fin_made_in_sink", "fin_made_by_library",
     "ctxvar_reset_twice_across_workers", "ctx_decimal_in_place",
     "defaultdict_c_lookups", "abc_hook_cache", "shared_exception_raise",
