@@ -1495,6 +1495,15 @@ _NO_STRIPES: set[int] = set()
 _PLAIN_KEY_TYPES = frozenset({str, int, float, bool, bytes, type(None)})
 
 
+def _writes_clash(stripes: set[int], ordered: set[int],
+                  other_stripes: set[int], other_ordered: set[int]) -> bool:
+    """Whether two commits' writes (each: every stripe, and those whose
+    writes keep their order, as Publication's) give another result in the
+    other order: a stripe both write, unless it is the whole stripe of a
+    plain dict that each writes other keys of."""
+    return not ordered.isdisjoint(other_stripes) or not other_ordered.isdisjoint(stripes)
+
+
 def _plain_key(key: Any) -> bool:
     """A dict key whose hash and comparison run no application code."""
     kind = type(key)
@@ -1525,12 +1534,12 @@ def place_before_later_readers(rv: int, readings: dict, reads: set[int],
     commit: so, validated, it read nothing they wrote); none of them read
     a stripe it writes (they would have seen its writes) or wrote one of
     them (one result would be lost under the other: only other keys of
-    one plain dict, not both adding keys, give one result in either order); each of them knows what it read, and no
+    one plain dict, not both adding keys, give one result in either
+    order: :func:`_writes_clash`); each of them knows what it read, and no
     hold of W ran code in place since the first of them (such code does
-    not record what it read); and each of their readings of
-    its clocks is at or above its own highest. Then running it just before
-    them gives every section the values it saw, and every clock reads
-    forward.
+    not record what it read); and each of their readings of its clocks is
+    at or above its own highest. Then running it just before them gives
+    every section the values it saw, and every clock reads forward.
     """
     first = None
     for index, entry in enumerate(COMMITTED_ORDER):
@@ -1548,8 +1557,7 @@ def place_before_later_readers(rv: int, readings: dict, reads: set[int],
         if entry.reads is None or entry.version <= rv:
             return None
         if (not writes.stripes.isdisjoint(entry.reads)
-                or not writes.ordered.isdisjoint(entry.stripes)
-                or not entry.ordered.isdisjoint(writes.stripes)
+                or _writes_clash(writes.stripes, writes.ordered, entry.stripes, entry.ordered)
                 or not writes.inserts.isdisjoint(entry.inserts)):
             return None
         theirs = entry.readings
@@ -1633,7 +1641,7 @@ def _independent(tx: "Transaction", written: Optional[tuple[set[int], set[int]]]
         return False
     try:
         return (written[0].isdisjoint(other.reads) and theirs[0].isdisjoint(tx.reads)
-                and theirs[1].isdisjoint(written[0]) and written[1].isdisjoint(theirs[0]))
+                and not _writes_clash(*written, *theirs))
     except RuntimeError:
         return False
 
