@@ -62,7 +62,7 @@ def _book_under_forced_aborts(tmp_path, path: str, *serve_args: str):
     return holders, responses, open(server.output_path).read(), log_path
 
 
-def _assert_aborted_and_only_the_factory_inevitable(log_path: str) -> None:
+def assert_aborted_and_only_the_factory_inevitable(log_path: str) -> None:
     report = json.loads(_stmlog("report", log_path))
     assert report["transactions"]["aborted"] > 0, report["transactions"]
     # Only the app factory, run once before serving, is inevitable.
@@ -80,7 +80,7 @@ def test_responses_of_aborted_attempts_are_never_sent(tmp_path, loop) -> None:
     # 409s are logged at WARNING: one line per answer, none for an aborted attempt.
     refused = REQUESTS - booking_app.CAPACITY
     assert output.count("409 POST /book") == refused, output[-2000:]
-    _assert_aborted_and_only_the_factory_inevitable(log_path)
+    assert_aborted_and_only_the_factory_inevitable(log_path)
 
 
 def test_a_logged_http_error_is_logged_once_at_the_commit_without_inevitability(tmp_path) -> None:
@@ -92,7 +92,7 @@ def test_a_logged_http_error_is_logged_once_at_the_commit_without_inevitability(
     assert len({holder for holder in holders if f"no seat for {holder}\n" in output}) \
         == refused, output[-2000:]
     assert output.count(": no seat for ") == refused, output[-2000:]
-    _assert_aborted_and_only_the_factory_inevitable(log_path)
+    assert_aborted_and_only_the_factory_inevitable(log_path)
 
 
 FORMS = 60
@@ -153,4 +153,4 @@ def test_an_xsrf_form_is_built_optimistically_with_one_token_in_page_and_cookie(
     assert [post.code for post in posts] == [200] * FORMS, server.errors()
     assert [post.code for post in refused] == [403]
     assert (state["forms"], state["confirmed"]) == (FORMS, FORMS)
-    _assert_aborted_and_only_the_factory_inevitable(log_path)
+    assert_aborted_and_only_the_factory_inevitable(log_path)

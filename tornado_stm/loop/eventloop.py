@@ -74,7 +74,7 @@ from asyncio import base_events, events
 from asyncio.log import logger as asyncio_logger
 from typing import Any, Hashable, Optional
 
-from tornado_stm.loop import request, switching
+from tornado_stm.loop import request, scheduling, switching
 from tornado_stm.loop.resting import RestingFds
 from tornado_stm.stm import log as stmlog
 from tornado_stm.stm.worldlock import WORLD_LOCK
@@ -107,6 +107,7 @@ class TransactionalEventLoop(RestingFds, asyncio.SelectorEventLoop):
         super().__init__(selector)
         switching.register()
         request.install()
+        scheduling.install(type(self))
         self._threads = max(1, threads if threads is not None else default_thread_count())
         self._pipelining = pipelining
         # Invariant: every field from here to _workers is read and written

@@ -41,7 +41,7 @@ from typing import Any, Callable, Coroutine
 
 import tornado.ioloop
 
-from tornado_stm.loop import request
+from tornado_stm.loop import request, scheduling
 from tornado_stm.loop.resting import RestingFds
 from tornado_stm.stm.worldlock import WORLD_LOCK
 
@@ -58,6 +58,7 @@ class ThreadLoop(RestingFds, asyncio.SelectorEventLoop):
         super().__init__(selector)
         self._init_resting_fds()
         request.install()
+        scheduling.install(type(self))
         share_primitives_between_loops()
 
     def call_soon(self, callback: Callable[..., Any], *args: Any,

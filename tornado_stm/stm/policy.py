@@ -47,6 +47,7 @@ import builtins
 import importlib
 import logging
 import os
+import re
 import threading
 import tomllib
 from dataclasses import dataclass
@@ -236,6 +237,10 @@ SHIPPED: dict[str, str] = {
              "tornado.httputil.HTTPServerRequest.cookies "
              "tornado.httputil.HTTPHeaders.__getitem__ tornado.httputil.HTTPHeaders.get "
              "tornado.httputil.HTTPHeaders.get_list tornado.httputil.HTTPHeaders.__contains__"),
+    # The calling thread's event loop and task (what a handler schedules on:
+    # tornado_stm.loop.scheduling gives those calls their policy).
+    **_words("pure", "tornado.ioloop.IOLoop.current tornado.ioloop.IOLoop.instance "
+             "asyncio.get_event_loop asyncio.get_running_loop asyncio.current_task"),
     # The transaction module's own small built-ins, and add(): its arguments
     # go to a later transaction as they are.
     **_words("pure", "tornado_stm.transaction.time tornado_stm.transaction.clock "
@@ -327,6 +332,12 @@ def _resolve_name(name: str) -> Optional[object]:
     return obj
 
 
+#: A bound C method that knows its defining class (``METH_METHOD``: a
+#: compiled pattern's ``sub``, an asyncio future's ``add_done_callback`` on
+#: 3.13): a subtype of the bound C methods' type.
+BOUND_C_METHOD_TYPE = type(re.compile("").sub)
+
+
 def normalize(f: object) -> object:
     """The key under which a callable's policy is kept.
 
@@ -335,7 +346,7 @@ def normalize(f: object) -> object:
     ``lst.append`` and ``list.append`` share an entry.
     """
     kind = type(f)
-    if kind is BuiltinFunctionType:
+    if kind is BuiltinFunctionType or kind is BOUND_C_METHOD_TYPE:
         owner = f.__self__
         if owner is None or type(owner) is ModuleType:
             return f

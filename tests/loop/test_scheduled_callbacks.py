@@ -1,0 +1,100 @@
+"""Work an application puts on the event loop appears serial, and costs little.
+
+A handler may hand the loop a library callable: ``add_callback(EVENTS.append,
+x)``, ``call_later(1, CACHE.clear)``, ``future.add_done_callback(EVENTS.append)``.
+The loop used to run it in place, outside every section, so a section that
+read EVENTS and wrote it back committed over the append (about one in ten
+lost on 4 threads). Such a callback now runs as a section of its own
+(``tornado_stm.loop.scheduling``). And a sync handler's ``add_callback``
+no longer makes its section inevitable: it is queued to the section's end,
+where a serial run would have the callback anyway; in a coroutine step the
+scheduling call no longer walks (and holds) the whole event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+
+import pytest
+import tornado.httpclient
+
+from tests.loop import scheduling_app  # noqa: F401  (served from its file)
+from tests.loop.servers import start_stm_server
+from tests.loop.test_held_response import (FORCED_ABORTS,
+                                           assert_aborted_and_only_the_factory_inevitable)
+from tests.loop.test_shared_state import server_state
+
+ROUNDS = 40
+SCHEDULING = ["/sync/add_callback", "/sync/call_later", "/sync/call_soon", "/async/add_callback",
+              "/async/call_soon", "/async/call_later", "/async/done"]
+
+SERVINGS = {
+    "4 threads": ({}, ("--threads", "4")),
+    "2 threads, faults": ({"TORNADO_STM_FAULTS": "abort=0.02,delay=0.0002,seed=5"},
+                          ("--threads", "2")),
+    "shared loop": ({}, ("--threads", "2", "--loop", "shared")),
+}
+
+
+@pytest.fixture(params=sorted(SERVINGS))
+def server(request, tmp_path):
+    env, options = SERVINGS[request.param]
+    served = start_stm_server("scheduling_app:make_app", str(tmp_path), *options,
+                              probe="/ping", env=env)
+    try:
+        yield served
+    finally:
+        served.stop()
+
+
+async def _post_all(port: int, paths: list[str]) -> list:
+    client = tornado.httpclient.AsyncHTTPClient(force_instance=True, max_clients=32)
+    try:
+        return await asyncio.gather(*(
+            client.fetch(f"http://127.0.0.1:{port}{path}", method="POST", body="",
+                         raise_error=False, request_timeout=120, connect_timeout=60)
+            for path in paths))
+    finally:
+        client.close()
+
+
+def _settled_state(port: int, expected_events: int) -> dict:
+    """The app's state once the timers scheduled have fired (or 10 s have passed)."""
+    deadline = time.monotonic() + 10
+    state = server_state(port)
+    while state["events"] < expected_events and time.monotonic() < deadline:
+        time.sleep(0.1)
+        state = server_state(port)
+    return state
+
+
+def test_library_callbacks_on_the_loop_lose_no_update(server) -> None:
+    paths = [path for _ in range(ROUNDS) for pair in zip(SCHEDULING, ["/rewrite"] * 7)
+             for path in pair]
+    responses = asyncio.run(_post_all(server.port, paths))
+    assert Counter(r.code for r in responses) == {200: len(paths)}, server.errors()
+    expected = ROUNDS * len(SCHEDULING)
+    state = _settled_state(server.port, expected)
+    time.sleep(0.2)                 # one more would show as too many
+    assert server_state(server.port)["events"] == state["events"] == expected
+
+
+def test_a_callback_queued_by_a_section_runs_after_it_and_keeps_it_optimistic(tmp_path) -> None:
+    log_path = str(tmp_path / "count.pypystm")
+    server = start_stm_server("scheduling_app:make_app", str(tmp_path), "--threads", "2",
+                              "--log", log_path, probe="/ping", env=FORCED_ABORTS)
+    try:
+        responses = asyncio.run(_post_all(server.port, ["/count"] * 300))
+        assert Counter(r.code for r in responses) == {200: 300}, server.errors()
+        deadline = time.monotonic() + 10
+        while server_state(server.port)["callbacks"] < 300 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        state = server_state(server.port)
+    finally:
+        assert server.stop() == 0, server.output_tail()
+    # One callback per committed section (none for an aborted attempt), each
+    # after the write its section made once it had scheduled it.
+    assert state == {"events": 0, "sections": 300, "callbacks": 300, "late": 0}
+    assert_aborted_and_only_the_factory_inevitable(log_path)
