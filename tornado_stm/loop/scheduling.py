@@ -136,7 +136,7 @@ def _changes_state_in_place(callback: Any) -> bool:
         if is_instrumented(target) or target.__code__ is ENTRY_CODE:
             return False
         module = target.__module__ or ""
-    elif kind is BuiltinFunctionType:
+    elif issubclass(kind, BuiltinFunctionType):        # (3.13's METH_METHOD ones too)
         owner = target.__self__
         module = "builtins" if owner is None else (
             owner.__name__ if type(owner) is ModuleType else type(owner).__module__)
