@@ -135,6 +135,10 @@ class RunContext:
         self.generation = 0
         # (values it replaces may die under it: their finalizers wait)
         self._lock = finalizer_safe_lock()
+        #: The caller's event loop, if it has one: a serial run's calls,
+        #: made on its thread, find it (``IOLoop.current()``,
+        #: ``asyncio.get_event_loop()``), so the workers' calls must too.
+        self.event_loop = _current_event_loop()
 
     def worker(self, work: Callable[[], Any]) -> Callable[[], Any]:
         """``work`` to run on a worker thread, in a copy of the caller's context."""
@@ -147,10 +151,14 @@ class RunContext:
             _worker.own_copies = {}
             _worker.home = context.run(_mark_home)
             context.run(_copy_decimal_contexts)
+            if self.event_loop is not None:
+                asyncio.set_event_loop(self.event_loop)
             try:
                 return context.run(work)
             finally:
                 _worker.run = None
+                if self.event_loop is not None:
+                    asyncio.set_event_loop(None)
         return run_in_context
 
     def bring_up_to_date(self) -> None:
@@ -256,6 +264,15 @@ class RunContext:
 
 
 _MISSING = object()
+
+
+def _current_event_loop() -> Optional[asyncio.AbstractEventLoop]:
+    """The calling thread's running or current event loop; None, not a new one, if it has none."""
+    loop = asyncio._get_running_loop()
+    if loop is None:
+        # (the policy's own per-thread slot: get_event_loop() would make one)
+        loop = getattr(getattr(asyncio.get_event_loop_policy(), "_local", None), "_loop", None)
+    return loop
 
 
 def _mark_home() -> object:

@@ -7,7 +7,10 @@ application function. /rewrite runs sections that read EVENTS and write it
 back (an append and a pop), so a plain append from the loop between such a
 section's read and its commit would be lost. In a serial run EVENTS ends
 with one entry per request, and /count's application callback sees the
-write its section made after scheduling it.
+write its section made after scheduling it. /order's two callbacks run in
+the order it scheduled them; /undo's remove_done_callback finds the
+callback it added just before; /not-a-future's add_future raises where it
+is called.
 """
 
 import asyncio
@@ -18,6 +21,12 @@ import tornado.web
 EVENTS = []
 #: For /count: how many requests ran, and what their callbacks saw of it.
 COUNTS = {"sections": 0, "callbacks": 0, "late": 0}
+#: For /order: the callbacks' marks, in the order they ran.
+ORDER = []
+#: For /undo: a future of each loop that never completes, and how many
+#: callbacks each remove_done_callback found.
+PENDING = {}
+REMOVED = []
 
 
 def spin(n=2000):
@@ -87,12 +96,49 @@ class Count(tornado.web.RequestHandler):
         COUNTS["sections"] = expected
 
 
+class Order(tornado.web.RequestHandler):
+    def post(self, n):
+        tornado.ioloop.IOLoop.current().add_callback(ORDER.append, ("a", n))
+        asyncio.get_event_loop().call_soon(ORDER.append, ("b", n))
+
+
+def never_called(future):
+    EVENTS.append("a removed callback ran")
+
+
+class Undo(tornado.web.RequestHandler):
+    def post(self):
+        loop = asyncio.get_event_loop()
+        future = PENDING.get(id(loop))
+        if future is None:
+            future = PENDING[id(loop)] = loop.create_future()
+        future.add_done_callback(never_called)
+        REMOVED.append(future.remove_done_callback(never_called))
+
+
+class NotAFuture(tornado.web.RequestHandler):
+    def post(self):
+        try:
+            tornado.ioloop.IOLoop.current().add_future("not a future", count_callback)
+        except AssertionError:
+            self.write("caught")
+        else:
+            self.write("not raised")
+
+
 class State(tornado.web.RequestHandler):
     def get(self):
         self.write({"events": len(EVENTS), **COUNTS})
 
 
+class Orders(tornado.web.RequestHandler):
+    def get(self):
+        self.write({"order": ORDER, "removed": REMOVED})
+
+
 def make_app():
     return tornado.web.Application([
         (r"/ping", Ping), (r"/sync/(\w+)", SyncSchedule), (r"/async/(\w+)", AsyncSchedule),
-        (r"/rewrite", Rewrite), (r"/count", Count), (r"/state", State)])
+        (r"/rewrite", Rewrite), (r"/count", Count), (r"/state", State),
+        (r"/order/(\d+)", Order), (r"/undo", Undo), (r"/not-a-future", NotAFuture),
+        (r"/orders", Orders)])

@@ -7,15 +7,19 @@ read EVENTS and wrote it back committed over the append (about one in ten
 lost on 4 threads). Such a callback now runs as a section of its own
 (``tornado_stm.loop.scheduling``). And a sync handler's ``add_callback``
 no longer makes its section inevitable: it is queued to the section's end,
-where a serial run would have the callback anyway; in a coroutine step the
-scheduling call no longer walks (and holds) the whole event loop.
+where a serial run would have the callback anyway, in order with what the
+section schedules after it turns inevitable, and raising at once when a
+serial run would (red-team round 42); in a coroutine step the scheduling
+call no longer walks (and holds) the whole event loop.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections import Counter
+from typing import Iterator
 
 import pytest
 import tornado.httpclient
@@ -38,15 +42,26 @@ SERVINGS = {
 }
 
 
-@pytest.fixture(params=sorted(SERVINGS))
-def server(request, tmp_path):
-    env, options = SERVINGS[request.param]
+def _serve(name: str, tmp_path) -> Iterator:
+    env, options = SERVINGS[name]
     served = start_stm_server("scheduling_app:make_app", str(tmp_path), *options,
                               probe="/ping", env=env)
     try:
         yield served
     finally:
         served.stop()
+
+
+@pytest.fixture(params=sorted(SERVINGS))
+def server(request, tmp_path):
+    yield from _serve(request.param, tmp_path)
+
+
+@pytest.fixture(params=sorted(name for name in SERVINGS if name != "shared loop"))
+def per_thread_server(request, tmp_path):
+    """The per-thread loops only: the shared loop runs a batch's callbacks on
+    several threads, and they may finish in another order (docs/compatibility.md)."""
+    yield from _serve(request.param, tmp_path)
 
 
 async def _post_all(port: int, paths: list[str]) -> list:
@@ -98,3 +113,28 @@ def test_a_callback_queued_by_a_section_runs_after_it_and_keeps_it_optimistic(tm
     # after the write its section made once it had scheduled it.
     assert state == {"events": 0, "sections": 300, "callbacks": 300, "late": 0}
     assert_aborted_and_only_the_factory_inevitable(log_path)
+
+
+def test_deferred_scheduling_keeps_the_order_undo_and_errors_of_a_serial_run(
+        per_thread_server) -> None:
+    server = per_thread_server
+    paths = [f"/order/{n}" for n in range(100)] + ["/undo"] * 100 + ["/not-a-future"] * 50
+    responses = asyncio.run(_post_all(server.port, paths))
+    assert Counter(r.code for r in responses) == {200: len(paths)}, server.errors()
+    # add_future's error is raised in the handler, where a serial run raises it
+    assert Counter(r.body for r in responses if r.request.url.endswith("future")) \
+        == {b"caught": 50}
+    async def orders() -> dict:
+        client = tornado.httpclient.AsyncHTTPClient(force_instance=True)
+        try:
+            return json.loads((await client.fetch(f"http://127.0.0.1:{server.port}/orders")).body)
+        finally:
+            client.close()
+    seen = asyncio.run(orders())
+    # add_callback then call_soon: "a" runs first, for every request
+    position = {tuple(mark): index for index, mark in enumerate(seen["order"])}
+    assert len(position) == 200
+    assert all(position[("a", str(n))] < position[("b", str(n))] for n in range(100))
+    # add_done_callback then remove_done_callback: the callback is found
+    assert seen["removed"] == [1] * 100
+    assert server_state(server.port)["events"] == 0

@@ -132,3 +132,19 @@ def test_log_option_writes_a_pypystm_log(tmp_path) -> None:
     with open(log_path, "rb") as log:
         assert log.read(16) == b"STMGC-C8-PROF01\n"
     assert os.path.getsize(log_path) > 16, "no records in the log"
+
+
+@pytest.mark.parametrize("loop", ["per-thread", "shared"])
+def test_a_generator_open_at_the_stop_closes_quietly(tmp_path, loop) -> None:
+    # Closing it at the interpreter's shutdown ran the engine's first look at
+    # what resumes a step (section.codes_resuming_locally), whose imports
+    # failed then: "Exception ignored ... ImportError: sys.meta_path is None"
+    # (red-team round 42). The table is made when the engine starts now.
+    server = start_stm_server("idsource_app:make_app", str(tmp_path), "--threads", "2",
+                              "--loop", loop, probe="/id")
+    try:
+        assert server.stop() == 0
+    finally:
+        server.stop()
+    output = open(server.output_path).read()
+    assert "Exception ignored" not in output and "Error" not in output, output[-2000:]

@@ -35,8 +35,9 @@ import asyncio
 import functools
 import heapq
 import logging
+import re
 import threading
-from types import FunctionType, MethodType
+from types import BuiltinFunctionType, FunctionType, MethodType
 from typing import Any, Callable, Coroutine
 
 import tornado.ioloop
@@ -143,6 +144,8 @@ def _holding_w_if_shared(callback: Callable[..., Any], args: tuple = ()) -> Call
         module = target.__func__.__module__
     elif kind is FunctionType:
         module = target.__module__
+    elif kind is BuiltinFunctionType or kind is _BUILTIN_METHOD or kind.__module__ == "_asyncio":
+        return callback                 # C code (a task's step): no primitive's Python
     else:
         while isinstance(target, functools.partial):
             target = target.func
@@ -152,6 +155,11 @@ def _holding_w_if_shared(callback: Callable[..., Any], args: tuple = ()) -> Call
         return callback
     return functools.partial(_run_holding_w, callback)
 
+
+#: The types of the C callbacks every request schedules (a task's wake-up,
+#: a future's ``set_result``; a task's step is an ``_asyncio`` type): checked
+#: by identity, since a set's lookup locks it on the free-threaded build.
+_BUILTIN_METHOD = type(re.compile("").sub)
 
 #: What Tornado's IOLoop hands asyncio for every callback and timeout it schedules.
 _TORNADO_RUN_CALLBACK = tornado.ioloop.IOLoop._run_callback

@@ -15,12 +15,16 @@ no section reads through the barriers; the callback they are given runs
 later, as a section of its own when it is application code. So:
 
 * holding W, they run in place, with nothing held;
-* in an optimistic section, the ones that return nothing
-  (``add_callback``, ``spawn_callback``, ``add_future``) are queued to
-  run when the section ends (never if it aborts): the callback could not
-  run before the section's end in a serial run either. The others give
-  back a handle or task the section may use at once, so the section
-  becomes inevitable first, as before, and then calls them in place.
+* in an optimistic section, Tornado's ``add_callback``, ``spawn_callback``
+  and ``add_future`` (of a future: anything else raises at once, as in
+  plain Tornado) are queued to be made when the section commits, or when
+  it turns inevitable, in order with what else waited for that (never if
+  it aborts): they return nothing and cannot fail, and the callback could
+  not run before the section's end in a serial run either. The others
+  give back a handle or task the section may use at once, or can be
+  undone by a later call of the same section (``remove_done_callback``
+  after ``add_done_callback``), so the section becomes inevitable first
+  and then calls them in place.
 
 The callback itself must appear serial when it runs. Application code
 does (an instrumented function called from the loop starts a section of
@@ -41,21 +45,22 @@ import threading
 from types import BuiltinFunctionType, FunctionType, MethodType, ModuleType
 from typing import Any, Callable
 
+import tornado.concurrent
 import tornado.ioloop
 import tornado.platform.asyncio
+from tornado.log import app_log
 
 from tornado_stm.stm import policy, run_section
-from tornado_stm.stm.barriers import call as call_barrier
 from tornado_stm.stm.registry import is_instrumented
 from tornado_stm.stm.section import ENTRY_CODE
-from tornado_stm.stm.txn import current
+from tornado_stm.stm.specials import handing_work_to_a_thread, through_the_call_barrier
 from tornado_stm.stm.worldlock import WORLD_LOCK
 
 #: asyncio's methods that schedule work on a loop (or drop it from one), and
 #: where their callback is among the arguments (None: they take none).
 ASYNCIO_SCHEDULING = {"call_soon": 0, "call_soon_threadsafe": 0, "call_later": 1,
                       "call_at": 1, "create_future": None, "create_task": None}
-#: Tornado's ``IOLoop`` methods that do, returning nothing: deferred to the section's end.
+#: Tornado's ``IOLoop`` methods that do, returning nothing: deferred to the section's commit.
 TORNADO_DEFERRABLE = {"add_callback": 0, "spawn_callback": 0, "add_future": 1}
 #: Tornado's ``IOLoop`` methods that do and return a handle.
 TORNADO_SCHEDULING = {"add_timeout": 1, "call_later": 1, "call_at": 1, "remove_timeout": None}
@@ -82,12 +87,15 @@ def install(loop_class: type) -> None:
         for handle_class in (asyncio.Handle, asyncio.TimerHandle):
             _register(handle_class.cancel, None, deferrable=False)
         # (the C future's method: a bound one maps to this descriptor)
-        _register(asyncio.Future.add_done_callback, 0, deferrable=True)
+        _register(asyncio.Future.add_done_callback, 0, deferrable=False)
         for ioloop_class in (tornado.ioloop.IOLoop, tornado.platform.asyncio.BaseAsyncIOLoop):
             for name, position in TORNADO_DEFERRABLE.items():
                 _register(ioloop_class.__dict__.get(name), position, deferrable=True)
             for name, position in TORNADO_SCHEDULING.items():
                 _register(ioloop_class.__dict__.get(name), position, deferrable=False)
+            # Work for a thread pool, as asyncio's run_in_executor (specials).
+            policy.register_special(ioloop_class.run_in_executor, handing_work_to_a_thread(
+                (tornado.ioloop.IOLoop,), 1))
 
 
 def _register(method: Any, position: int | None, *, deferrable: bool) -> None:
@@ -100,16 +108,34 @@ def _register(method: Any, position: int | None, *, deferrable: bool) -> None:
             args = _callback_made_serial(f, args, position)
         if tx is None or tx.inevitable or WORLD_LOCK.held_by_current_thread():
             return f(*args, **kwargs)
-        if deferrable:
-            tx.at_its_end(functools.partial(f, *args, **kwargs))
+        if deferrable and (f.__name__ != "add_future" or _future_first(f, args)):
+            tx.defer(functools.partial(_made_later, f, args, kwargs))
             return None
         tx.become_inevitable(f"call to {policy.qualified_name(f)}")
         return f(*args, **kwargs)
 
     schedule.__doc__ = (f"The policy of {policy.qualified_name(method)}: holding W, a plain "
                         f"call; in an optimistic section, "
-                        + ("at its end." if deferrable else "inevitable first."))
+                        + ("made at its commit." if deferrable else "inevitable first."))
     policy.register_special(method, schedule)
+
+
+def _future_first(f: Any, args: tuple) -> bool:
+    """``add_future(future, callback)`` is given a future (it asserts it at once)."""
+    if policy.normalize(f) is f:
+        args = args[1:]
+    return bool(args) and tornado.concurrent.is_future(args[0])
+
+
+def _made_later(f: Any, args: tuple, kwargs: dict) -> None:
+    """A scheduling call queued by a section, made at its commit: one that
+    fails (a loop closed meanwhile) is logged, and the section's other
+    queued work still runs."""
+    try:
+        f(*args, **kwargs)
+    except Exception:
+        app_log.error("Exception in %s queued by a section", policy.qualified_name(f),
+                      exc_info=True)
 
 
 def _callback_made_serial(f: Any, args: tuple, position: int) -> tuple:
@@ -149,8 +175,4 @@ def in_a_section(callback: Callable[..., Any], *args: Any, **kwargs: Any) -> Any
     """``callback(*args, **kwargs)`` as an atomic section, called through the
     call barrier: its policy decides (``list.append`` on the section's copy,
     unknown code inevitable)."""
-    return run_section(_through_the_barrier, (callback, *args), kwargs)
-
-
-def _through_the_barrier(callback: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    return call_barrier(current(), callback, *args, **kwargs)
+    return run_section(through_the_call_barrier, (callback, *args), kwargs)

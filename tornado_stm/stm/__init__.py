@@ -94,6 +94,9 @@ def start() -> None:
         policy.load_from_environment()
         section.watch_weakref_finalizers()
         section.watch_async_generator_shutdown()
+        # (made now: first used late, at an interpreter's shutdown, the
+        # imports it makes fail)
+        section.codes_resuming_locally()
         fastpath.install(vars(barriers))
         txn.BARRIERS_ABOVE.call, txn.BARRIERS_ABOVE.deep_view = barriers.call, barriers.deep_view
         _started = True

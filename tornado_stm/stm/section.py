@@ -937,7 +937,7 @@ def _resumes_in_library_code(frame: Any) -> bool:
     generator's ``asend``, an object's own ``__await__``) runs its own code
     first.
     """
-    resumes_locally = _codes_resuming_locally()
+    resumes_locally = codes_resuming_locally()
     while True:
         awaited = _awaited_by(frame)
         if awaited is None or type(awaited) in resumes_locally:
@@ -952,10 +952,11 @@ def _resumes_in_library_code(frame: Any) -> bool:
 _RESUMING_LOCALLY: set[Any] = set()
 
 
-def _codes_resuming_locally() -> set[Any]:
+def codes_resuming_locally() -> set[Any]:
     """The step wrappers' and some asyncio coroutines' codes, and future iterator types.
 
-    Computed on first use: it makes (and closes) an event loop.
+    Computed by :func:`tornado_stm.stm.start` (or on first use): it makes
+    (and closes) an event loop.
     """
     if not _RESUMING_LOCALLY:
         import asyncio

@@ -26,7 +26,7 @@ import time
 import traceback
 import types
 import weakref
-from types import BuiltinMethodType, MethodType, MethodWrapperType, ModuleType
+from types import BuiltinMethodType, FunctionType, MethodType, MethodWrapperType, ModuleType
 from typing import Any, Optional
 
 from tornado_stm.stm import policy
@@ -39,9 +39,9 @@ from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, call_reading, ch
                                    handed_out_iterator, is_shared_iterator, through_the_barrier)
 from tornado_stm.stm.reach import direct_container_call
 from tornado_stm.stm.registry import application_frame, is_engine_code, is_instrumented
-from tornado_stm.stm.section import (START_NEW_THREAD, after_the_section, as_plain_code_on_a_helper,
-                                    start_thread)
-from tornado_stm.stm.txn import Transaction, direct_write
+from tornado_stm.stm.section import (ENTRY_CODE, START_NEW_THREAD, after_the_section,
+                                    as_plain_code_on_a_helper, start_thread)
+from tornado_stm.stm.txn import Transaction, current, direct_write
 from tornado_stm.stm.versions import stripe_of_key
 
 
@@ -272,7 +272,7 @@ def _special_start_new_thread(tx: Optional[Transaction], f: Any, args: tuple,
     return f(as_plain_code_on_a_helper(args[0]), *args[1:], **kwargs)
 
 
-def _handing_work_to_a_thread(kinds: tuple, position: int) -> Any:
+def handing_work_to_a_thread(kinds: tuple, position: int) -> Any:
     """A special for a call that hands a function to threads it does not start
     itself and waits, or lets its caller wait, for what they return: a
     thread pool's ``submit``/``map`` (``concurrent.futures``, and
@@ -299,7 +299,7 @@ def _handing_work_to_a_thread(kinds: tuple, position: int) -> Any:
         if tx is not None:
             tx.become_inevitable(f"handing work to {policy.qualified_name(f)}")
         handed = list(rest)
-        handed[position] = as_plain_code_on_a_helper(rest[position])
+        handed[position] = as_plain_code_on_a_helper(_versioning_its_writes(rest[position]))
         # What the pool's own threads call back (ThreadPool's callbacks, at
         # their keyword or their place after the task's arguments, and the
         # initializer each new thread runs first) is plain code too: as a
@@ -314,6 +314,33 @@ def _handing_work_to_a_thread(kinds: tuple, position: int) -> Any:
             owner._initializer = as_plain_code_on_a_helper(owner._initializer)
         return f(*head, *handed, **kwargs)
     return special
+
+
+def _versioning_its_writes(fn: Any) -> Any:
+    """``fn`` as a pool's thread should call it: application code as it is
+    (its own barriers version what it writes); a library callable handed
+    over (``POOL.submit(EVENTS.append, x)``) through the call barrier, as
+    plain code calls it: by its policy, under W, the stripes of what it
+    changes held and versioned, so that an optimistic section which read
+    them cannot commit its copy over the change (a fire-and-forget task
+    runs after the section that handed it over, when its W is no longer
+    lent)."""
+    if not callable(fn) or _is_application_code(fn) \
+            or (type(fn) is FunctionType and fn.__code__ is ENTRY_CODE):
+        return fn
+    return functools.partial(through_the_call_barrier, fn)
+
+
+def through_the_call_barrier(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` made by the call barrier of the current section
+    (or of plain code, outside one), as if application code made it; a
+    ``functools.partial`` is opened, so that the barrier sees what it calls
+    (``partial(EVENTS.insert, 0)``)."""
+    while type(fn) is functools.partial:
+        args = (*fn.args, *args)
+        kwargs = {**fn.keywords, **kwargs}
+        fn = fn.func
+    return call(current(), fn, *args, **kwargs)
 
 
 def _is_application_code(fn: Any) -> bool:
@@ -498,15 +525,15 @@ SPECIALS = ((getattr, _special_getattr), (hasattr, _special_hasattr),
             (inspect.stack, _special_stack), (traceback.extract_stack, _special_stack),
             (traceback.format_stack, _special_formatted_stack),
             (traceback.print_stack, _special_formatted_stack),
-            (concurrent.futures.ThreadPoolExecutor.submit, _handing_work_to_a_thread(_THREAD_POOLS, 0)),
-            (concurrent.futures.Executor.map, _handing_work_to_a_thread(_THREAD_POOLS, 0)),
-            *((getattr(multiprocessing.pool.Pool, name), _handing_work_to_a_thread(_POOLS, 0))
+            (concurrent.futures.ThreadPoolExecutor.submit, handing_work_to_a_thread(_THREAD_POOLS, 0)),
+            (concurrent.futures.Executor.map, handing_work_to_a_thread(_THREAD_POOLS, 0)),
+            *((getattr(multiprocessing.pool.Pool, name), handing_work_to_a_thread(_POOLS, 0))
               for name in ("apply", "apply_async", "map", "map_async", "imap", "imap_unordered",
                            "starmap", "starmap_async")),
-            (asyncio.BaseEventLoop.run_in_executor, _handing_work_to_a_thread(_LOOPS, 1)),
-            (asyncio.to_thread, _handing_work_to_a_thread((), 0)),
+            (asyncio.BaseEventLoop.run_in_executor, handing_work_to_a_thread(_LOOPS, 1)),
+            (asyncio.to_thread, handing_work_to_a_thread((), 0)),
             (concurrent.futures.Future.add_done_callback,
-             _handing_work_to_a_thread((concurrent.futures.Future,), 0)),
+             handing_work_to_a_thread((concurrent.futures.Future,), 0)),
             (str.format, _special_str_format), (str.format_map, _special_str_format),
             *((clock, _special_clock) for clock in _CLOCKS))
 
