@@ -4,7 +4,7 @@ each call hands a job to it and waits for the result.
 Serial invariant (and plain threads): every job's result is recorded once,
 and each pool thread registered itself once: sorted(RESULTS) == ..., len(THREADS) <= 2.
 Attacks: the pool's threads start inside a section (ThreadPoolExecutor starts
-them lazily, in submit); specials._handing_work_to_a_thread wraps only the
+them lazily, in submit); specials.handing_work_to_a_thread wraps only the
 task, so the application's initializer runs on the new thread as a section of
 its own, whose commit needs the W the waiting section holds.
 Red-team round 17: TimeoutError 1/1 on 2 threads. The executor's

@@ -5,7 +5,7 @@ Serial invariant (and plain threads): every result recorded once, program ends.
 Attacks: the done-callback (an application function) runs on the pool's
 thread (started inside a section, so not plain code) as a section of its own
 and needs the W that the section waiting on the Event holds;
-specials._handing_work_to_a_thread wraps only submit's task.
+specials.handing_work_to_a_thread wraps only submit's task.
 Red-team round 17: passed only because the pool's thread kept borrowing
 the W of the section it had served (which let a done-callback section
 commit inside another section: borrowed_commit_lost); the loan now ends

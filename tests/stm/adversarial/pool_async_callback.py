@@ -5,7 +5,7 @@ Serial invariant (and plain threads): every job's result is recorded once:
 sorted(DONE) == [2*i for i in range(N)] and the program ends.
 Attacks: the callback (an application function) runs on the pool's result
 thread (made inside a section) BEFORE the result's event is set; it is a section of its own there and
-needs W, which the waiting section holds (specials._handing_work_to_a_thread
+needs W, which the waiting section holds (specials.handing_work_to_a_thread
 wraps only the task, not callback=/error_callback=).
 Red-team round 17: TimeoutError 1/1 on 2 threads. A ThreadPool's callback
 and error_callback, when the application's, run as plain code too.

@@ -4,7 +4,7 @@ Serial invariant: each call maps ``work`` over three numbers on a thread
 pool made at import and adds the results; the total is the sum of all
 squares, and the run ends.
 Attacks: the engine lends a section's W to the tasks of a
-``concurrent.futures.ThreadPoolExecutor`` (specials._handing_work_to_a_thread);
+``concurrent.futures.ThreadPoolExecutor`` (specials.handing_work_to_a_thread);
 ``multiprocessing.pool.ThreadPool.map`` is another pool whose threads call
 application code: the section is inevitable (unknown call) and holds W,
 while the pool's threads each run ``work`` as a section that needs W.
