@@ -6,8 +6,13 @@ server processes are stopped by the fixture that started them.
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import sys
+
+import tornado.httpclient
+
 from testsupport.serverproc import ServerProcess, free_port, start_server
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -40,3 +45,28 @@ def _env() -> dict[str, str]:
     root = os.path.dirname(os.path.dirname(HERE))
     return {"PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
 
+
+
+def post_all(port: int, paths: list[str]) -> list:
+    """POST an empty body to each of ``paths`` at once (32 connections); the responses, in order."""
+    async def post() -> list:
+        client = tornado.httpclient.AsyncHTTPClient(force_instance=True, max_clients=32)
+        try:
+            return await asyncio.gather(*(
+                client.fetch(f"http://127.0.0.1:{port}{path}", method="POST", body="",
+                             raise_error=False, request_timeout=120, connect_timeout=60)
+                for path in paths))
+        finally:
+            client.close()
+    return asyncio.run(post())
+
+
+def get_json(port: int, path: str) -> dict:
+    """GET ``path`` and decode its JSON answer."""
+    async def fetch() -> dict:
+        client = tornado.httpclient.AsyncHTTPClient(force_instance=True)
+        try:
+            return json.loads((await client.fetch(f"http://127.0.0.1:{port}{path}")).body)
+        finally:
+            client.close()
+    return asyncio.run(fetch())

@@ -15,17 +15,14 @@ call no longer walks (and holds) the whole event loop.
 
 from __future__ import annotations
 
-import asyncio
-import json
 import time
 from collections import Counter
 from typing import Iterator
 
 import pytest
-import tornado.httpclient
 
 from tests.loop import scheduling_app  # noqa: F401  (served from its file)
-from tests.loop.servers import start_stm_server
+from tests.loop.servers import get_json, post_all, start_stm_server
 from tests.loop.test_held_response import (FORCED_ABORTS,
                                            assert_aborted_and_only_the_factory_inevitable)
 from tests.loop.test_shared_state import server_state
@@ -64,17 +61,6 @@ def per_thread_server(request, tmp_path):
     yield from _serve(request.param, tmp_path)
 
 
-async def _post_all(port: int, paths: list[str]) -> list:
-    client = tornado.httpclient.AsyncHTTPClient(force_instance=True, max_clients=32)
-    try:
-        return await asyncio.gather(*(
-            client.fetch(f"http://127.0.0.1:{port}{path}", method="POST", body="",
-                         raise_error=False, request_timeout=120, connect_timeout=60)
-            for path in paths))
-    finally:
-        client.close()
-
-
 def _settled_state(port: int, expected_events: int) -> dict:
     """The app's state once the timers scheduled have fired (or 10 s have passed)."""
     deadline = time.monotonic() + 10
@@ -88,7 +74,7 @@ def _settled_state(port: int, expected_events: int) -> dict:
 def test_library_callbacks_on_the_loop_lose_no_update(server) -> None:
     paths = [path for _ in range(ROUNDS) for pair in zip(SCHEDULING, ["/rewrite"] * 7)
              for path in pair]
-    responses = asyncio.run(_post_all(server.port, paths))
+    responses = post_all(server.port, paths)
     assert Counter(r.code for r in responses) == {200: len(paths)}, server.errors()
     expected = ROUNDS * len(SCHEDULING)
     state = _settled_state(server.port, expected)
@@ -101,7 +87,7 @@ def test_a_callback_queued_by_a_section_runs_after_it_and_keeps_it_optimistic(tm
     server = start_stm_server("scheduling_app:make_app", str(tmp_path), "--threads", "2",
                               "--log", log_path, probe="/ping", env=FORCED_ABORTS)
     try:
-        responses = asyncio.run(_post_all(server.port, ["/count"] * 300))
+        responses = post_all(server.port, ["/count"] * 300)
         assert Counter(r.code for r in responses) == {200: 300}, server.errors()
         deadline = time.monotonic() + 10
         while server_state(server.port)["callbacks"] < 300 and time.monotonic() < deadline:
@@ -119,18 +105,12 @@ def test_deferred_scheduling_keeps_the_order_undo_and_errors_of_a_serial_run(
         per_thread_server) -> None:
     server = per_thread_server
     paths = [f"/order/{n}" for n in range(100)] + ["/undo"] * 100 + ["/not-a-future"] * 50
-    responses = asyncio.run(_post_all(server.port, paths))
+    responses = post_all(server.port, paths)
     assert Counter(r.code for r in responses) == {200: len(paths)}, server.errors()
     # add_future's error is raised in the handler, where a serial run raises it
     assert Counter(r.body for r in responses if r.request.url.endswith("future")) \
         == {b"caught": 50}
-    async def orders() -> dict:
-        client = tornado.httpclient.AsyncHTTPClient(force_instance=True)
-        try:
-            return json.loads((await client.fetch(f"http://127.0.0.1:{server.port}/orders")).body)
-        finally:
-            client.close()
-    seen = asyncio.run(orders())
+    seen = get_json(server.port, "/orders")
     # add_callback then call_soon: "a" runs first, for every request
     position = {tuple(mark): index for index, mark in enumerate(seen["order"])}
     assert len(position) == 200

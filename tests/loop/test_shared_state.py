@@ -22,7 +22,7 @@ import pytest
 import tornado.httpclient
 
 from tests.loop import booking_app
-from tests.loop.servers import start_stm_server
+from tests.loop.servers import get_json, start_stm_server
 
 REQUESTS = 200
 
@@ -63,13 +63,7 @@ async def book_concurrently(port: int, holders: list[str], fail: bool = False,
 
 
 def server_state(port: int) -> dict:
-    async def fetch() -> dict:
-        client = tornado.httpclient.AsyncHTTPClient(force_instance=True)
-        try:
-            return json.loads((await client.fetch(f"http://127.0.0.1:{port}/state")).body)
-        finally:
-            client.close()
-    return asyncio.run(fetch())
+    return get_json(port, "/state")
 
 
 @pytest.mark.parametrize("path", ["/book", "/abook"])

@@ -12,15 +12,13 @@ as part of the step (``section._steps_running``). Served on 4 threads
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections import Counter
 
 import pytest
-import tornado.httpclient
 
 from tests.loop import callback_step_app
-from tests.loop.servers import start_stm_server
+from tests.loop.servers import post_all, start_stm_server
 from tests.loop.test_shared_state import server_state
 
 REQUESTS = 600
@@ -42,27 +40,16 @@ def server(request, tmp_path):
         served.stop()
 
 
-async def _post_all(port: int, paths: list[str]) -> list:
-    client = tornado.httpclient.AsyncHTTPClient(force_instance=True, max_clients=32)
-    try:
-        return await asyncio.gather(*(
-            client.fetch(f"http://127.0.0.1:{port}{path}", method="POST", body="",
-                         raise_error=False, request_timeout=120, connect_timeout=60)
-            for path in paths))
-    finally:
-        client.close()
-
-
 def test_no_update_is_lost_around_a_callback_from_c(server) -> None:
     paths = ["/bump-key", "/bump-str"] * (REQUESTS // 2)
-    responses = asyncio.run(_post_all(server.port, paths))
+    responses = post_all(server.port, paths)
     assert Counter(r.code for r in responses) == {200: REQUESTS}, server.errors()
     assert server_state(server.port)["n"] == REQUESTS
 
 
 def test_an_in_place_sort_with_a_key_sees_its_list_alone(server) -> None:
     values = list(range(REQUESTS // 2))
-    responses = asyncio.run(_post_all(server.port, [f"/sort?value={v}" for v in values]))
+    responses = post_all(server.port, [f"/sort?value={v}" for v in values])
     assert Counter(r.code for r in responses) == {200: len(values)}, server.errors()
     board = server_state(server.port)["board"]
     start = [5, 3, 8, 1]
