@@ -1066,8 +1066,13 @@ fp_get_item(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (mode == MODE_DONE)
         return result;
     PyObject *tx = args[0], *obj = args[1], *key = args[2];
-    if (mode == MODE_PLAIN)
+    if (mode == MODE_PLAIN) {
+        /* a dict subclass's __missing__ (a defaultdict's) may insert the key
+         * in place: barriers.get_item holds and versions that write */
+        if (PyDict_Check(obj) && !PyDict_CheckExact(obj))
+            return to_python(B_GET_ITEM, args, nargs, NULL);
         return PyObject_GetItem(obj, key);
+    }
     PyObject *value = FALLBACK;
     if (PyDict_CheckExact(obj))
         value = read_dict_item(tx, obj, key);

@@ -58,7 +58,7 @@ import inspect
 import operator
 import sys
 import threading
-from collections import defaultdict, deque
+from collections import Counter, defaultdict, deque
 from enum import EnumType
 from types import FrameType, FunctionType, GetSetDescriptorType, MethodType, ModuleType
 from typing import Any, Iterator, Optional
@@ -534,6 +534,12 @@ def del_attr(tx: Optional[Transaction], obj: Any, name: str) -> None:
 
 def get_item(tx: Optional[Transaction], obj: Any, key: Any) -> Any:
     if tx is None or tx.inevitable:
+        if type(obj) is not dict and isinstance(obj, dict) and _inserts_if_missing(tx, obj, key):
+            # counts[k] of a shared defaultdict inserts k in place: a write,
+            # held and versioned as one (an optimistic section's copy of the
+            # dict, made before, would drop the key at its commit).
+            return direct_write((stripe_of_key(id(obj), key), stripe_of_object(id(obj))),
+                                operator.getitem, obj, key)
         return obj[key]
     kind = type(obj)
     if kind in IMMUTABLE_TYPES or id(obj) in tx.private:
@@ -549,6 +555,18 @@ def get_item(tx: Optional[Transaction], obj: Any, key: Any) -> Any:
     obj = read_other_shared(tx, obj)
     _judge_method(tx, kind, "__getitem__")
     return obj[key]
+
+
+def _inserts_if_missing(tx: Optional[Transaction], d: dict, key: Any) -> bool:
+    """True if ``d[key]``, read in place, would insert ``key``: a shared dict
+    whose class has a ``__missing__`` (a ``defaultdict``'s, one of the
+    application's; not ``Counter``'s, which inserts nothing) and no ``key``."""
+    if tx is not None and id(d) in tx.private:
+        return False
+    missing = next((klass.__dict__["__missing__"] for klass in type(d).__mro__
+                    if "__missing__" in klass.__dict__), None)
+    return missing is not None and missing is not Counter.__missing__ \
+        and not dict.__contains__(d, key)
 
 
 def set_item(tx: Optional[Transaction], obj: Any, key: Any, value: Any) -> None:

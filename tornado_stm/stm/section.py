@@ -250,10 +250,12 @@ def _write_unraisable(info: tuple, obj: Any, err_msg: str) -> None:
     if stream is None:
         return
     try:
-        stream.write(f"{err_msg}: {obj!r}\n")
+        heading = f"{err_msg}: {obj!r}\n"
     except Exception:
-        stream.write(f"{err_msg}: <object repr() failed>\n")
-    traceback.print_exception(*info, file=stream)
+        heading = f"{err_msg}: <object repr() failed>\n"
+    # One write: reports of finalizers run on two threads at once would
+    # interleave line by line, which a serial run never shows.
+    stream.write(heading + "".join(traceback.format_exception(*info)))
     stream.flush()
 
 
@@ -545,7 +547,14 @@ def _finalize_now_or_after(action: Callable[[], Any], shown_as: Any, obj: Any = 
             or (obj is not None and tx.made_by(obj)))
     if now:
         if tx is None or tx.inevitable:
-            return action()
+            try:
+                return action()
+            except BaseException:
+                # Reported here, as CPython would, in one write: CPython's
+                # own report, written piece by piece, could interleave with
+                # another thread's (reports a serial run never mixes).
+                report_unraisable(sys.exc_info(), shown_as)
+                return None
         try:
             return action()
         except AbortSection as abort:

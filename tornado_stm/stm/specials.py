@@ -334,13 +334,29 @@ def _versioning_its_writes(fn: Any) -> Any:
 def through_the_call_barrier(fn: Any, *args: Any, **kwargs: Any) -> Any:
     """``fn(*args, **kwargs)`` made by the call barrier of the current section
     (or of plain code, outside one), as if application code made it; a
-    ``functools.partial`` is opened, so that the barrier sees what it calls
-    (``partial(EVENTS.insert, 0)``)."""
-    while type(fn) is functools.partial:
-        args = (*fn.args, *args)
-        kwargs = {**fn.keywords, **kwargs}
-        fn = fn.func
-    return call(current(), fn, *args, **kwargs)
+    ``functools.partial`` and an ``operator.methodcaller`` are opened, so
+    that the barrier sees what they call (``partial(EVENTS.insert, 0)``,
+    ``methodcaller("append", x)(EVENTS)``)."""
+    while True:
+        if type(fn) is functools.partial:
+            args = (*fn.args, *args)
+            kwargs = {**fn.keywords, **kwargs}
+            fn = fn.func
+        elif type(fn) is operator.methodcaller and len(args) == 1 and not kwargs:
+            fn, args, kwargs = _opened_methodcaller(fn, args[0])
+        else:
+            return call(current(), fn, *args, **kwargs)
+
+
+def _opened_methodcaller(caller: operator.methodcaller, obj: Any) -> tuple[Any, tuple, dict]:
+    """``methodcaller(name, *a, **k)(obj)`` as ``(obj.name, a, k)``, read from its
+    ``__reduce__`` (the only way it tells its name and arguments)."""
+    made_by, args = caller.__reduce__()
+    keywords = made_by.keywords if isinstance(made_by, functools.partial) else {}
+    if isinstance(made_by, functools.partial):
+        args = (*made_by.args, *args)
+    name, *rest = args
+    return getattr(obj, name), tuple(rest), dict(keywords)
 
 
 def _is_application_code(fn: Any) -> bool:

@@ -1058,14 +1058,17 @@ class Transaction:
                       marker or (stmlog.user_marker() if stmlog.enabled() else b""))
         self.wait_for_earlier_clock_readers(every=True)
         self.take_w()
-        # Threads running plain code may write while this section runs in
-        # place, as plain Python threads could (one it waits for must).
-        WORLD_LOCK.open_to_plain_code()
         if at_start:
             self.rv = CLOCK[0]
         self.check()
         self.check_clock_order()
         self.publish(hold_stripes=True)
+        # Threads running plain code may write while this section runs in
+        # place, as plain Python threads could (one it waits for must); not
+        # before the log is validated and published: a plain write in
+        # between would be checked by nothing, and a container's published
+        # copy would overwrite it.
+        WORLD_LOCK.open_to_plain_code()
         self.inevitable = True
         # Nothing can undo this attempt now: what waited for its commit runs.
         self.on_abort = []
