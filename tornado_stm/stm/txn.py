@@ -1792,12 +1792,22 @@ def hold_lookups_in_place(d: collections.defaultdict) -> None:
     if id(d) in _looked_up_in_place:
         return                  # watched already, until the stripes are released
     hold((stripe_of_object(id(d)),))
-    keys_before = set(dict.keys(d))
+    # Copied by C code, and compared by identity: a key's own __hash__ and
+    # __eq__ (application code) would run here, and plain code of another
+    # thread may be inserting keys meanwhile ("changed size during iteration").
+    keys_before = {id(key) for key in dict.copy(d)}
     _looked_up_in_place[id(d)] = d
 
     def hold_keys_gained() -> None:
         del _looked_up_in_place[id(d)]
-        hold({stripe_of_key(id(d), key) for key in dict.keys(d) if key not in keys_before})
+        stripes = set()
+        for key in dict.copy(d):
+            if id(key) not in keys_before:
+                try:
+                    stripes.add(stripe_of_key(id(d), key))
+                except Exception:           # a key's __hash__ that fails now
+                    stripes.add(RESHAPE_STRIPE)
+        hold(stripes)
     when_unlocking(hold_keys_gained)
 
 

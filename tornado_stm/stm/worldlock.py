@@ -152,9 +152,12 @@ class WorldLock:
             raise WorldLockError("the world lock is released by a thread that does not hold it")
         if self._borrowers or self._open_to_plain:
             self._end_loans()
-        for hook in self._before_release:
-            hook()
-        self._lock.release()
+        try:
+            for hook in self._before_release:
+                hook()
+        finally:
+            # (a hook that raised must not leave W held: every thread would wait)
+            self._lock.release()
 
     @contextlib.contextmanager
     def held_for_the_block(self) -> Iterator[None]:
