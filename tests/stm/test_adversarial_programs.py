@@ -91,7 +91,7 @@ FOUR_THREADS = frozenset({
     "future_done_callback", "lowlevel_thread", "userlist_iadd", "userdict_ior", "weakdict_ior",
     "plain_userlist_iadd", "pool_fire_and_forget", "run_finds_the_scripts_loop",
     "defaultdict_inevitable_insert", "pool_methodcaller", "defaultdict_app_keys_in_place",
-    "defaultdict_plain_thread_inserts",
+    "defaultdict_plain_thread_inserts", "handed_back_retired_keys", "filled_arg_live_churn",
     "op_call_lib", "map_lib_writer", "lib_values_view", "lib_frozenset_arg", "lib_genexpr_arg",
     "pool_in_section", "pool_submit_wait", "lib_setattr_targets", "lib_nested_reach", "lib_reshape_torn", "ctx_made_before",
     "clock_order", "meta_getattribute_val", "lock_inev_deadlock", "thread_lock_min", "super_classattr", "nondata_default", "method_swap", "meta_default", "abc_register",

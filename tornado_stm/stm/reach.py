@@ -298,20 +298,37 @@ def _stripes_and_keys(targets: Any, owners: Any) -> tuple[set[int], list]:
     for each dict and owner (it, a function giving its keys or attribute
     names, those there now), to find the ones plain code adds."""
     stripes = {stripe_of_object(id(t)) for t in targets}
-    keyed = [(d, functools.partial(dict.copy, d), set(dict.copy(d)))
+    keyed = [(d, functools.partial(dict.copy, d), dict.copy(d))
              for d in targets if isinstance(d, dict)]
-    keyed += [(obj, functools.partial(attribute_names, obj), set(attribute_names(obj)))
+    keyed += [(obj, functools.partial(attribute_names, obj), attribute_names(obj))
               for obj in owners]
     for owner, _, before in keyed:
-        stripes.update(stripe_of_key(id(owner), key) for key in before)
-    return stripes, keyed
+        stripes.update(key_stripes(owner, before))
+    # Keys told apart by identity: an application key's own __hash__ and
+    # __eq__ are not run again to compare them (plain Python would not).
+    return stripes, [(owner, names, {id(key) for key in before}, before)
+                     for owner, names, before in keyed]
+
+
+def key_stripes(owner: Any, keys: Any) -> set[int]:
+    """The stripes of ``keys`` of ``owner`` (a dict's, an object's attribute
+    names); RESHAPE_STRIPE for a key whose ``__hash__`` raises now (an
+    application key retired since it went in: which stripe it has cannot be
+    told, so every overlapping section aborts)."""
+    stripes = set()
+    for key in keys:
+        try:
+            stripes.add(stripe_of_key(id(owner), key))
+        except Exception:
+            stripes.add(RESHAPE_STRIPE)
+    return stripes
 
 
 def _hold_changes(keyed: list, classes: Any) -> None:
     """After plain code ran: the keys (attributes) it added are held (and later
     versioned) too, and the classes whose names changed kind are reshaped."""
-    hold({stripe_of_key(id(owner), key) for owner, names, before in keyed
-          for key in names() if key not in before})
+    for owner, names, ids_before, _ in keyed:
+        hold(key_stripes(owner, [key for key in names() if id(key) not in ids_before]))
     for klass, before_call in classes:
         _forget_if_reshaped(klass, before_call)
 

@@ -263,9 +263,11 @@ def _end(tx: Transaction) -> None:
     """A committed section: count it, unlock its in-place writes, run what waited for it."""
     tx.stats.commits += 1
     stmlog.record(stmlog.STM_TRANSACTION_COMMIT, tx.stats.thread_num)
-    if tx.inevitable:
-        release_held()
-    tx.leave_w()
+    try:
+        if tx.inevitable:
+            release_held()
+    finally:
+        tx.leave_w()            # (never left held: every other thread would wait)
     actions, tx.after_commit = tx.after_commit, []
     actions += tx.at_end
     tx.at_end = []
@@ -818,29 +820,62 @@ def _arguments_filled(args: tuple, kwargs: dict) -> Callable[[], list]:
     put into its arguments' top level (an item added to a list, a value set
     in a dict or on an object), by identity. Only those are new to the library:
     the arguments themselves (a handler's ``self``) were its own before."""
+    # Copies made by C code, compared by identity: plain code of another
+    # thread may be changing a holder now ("changed size during iteration"),
+    # and an application key's __hash__/__eq__ must not run again.
     watched = []
     for arg in (*args, *kwargs.values()):
         if type(arg) in ATOM_TYPES:
             continue
         if isinstance(arg, (list, deque, set)) and len(arg) <= _WATCHED_SIZE:
-            watched.append((arg, None, {id(item) for item in arg}))
+            items = _items_of(arg)
+            if items is not None:
+                watched.append((arg, None, {id(item) for item in items}))
         else:
             namespace = arg if isinstance(arg, dict) else getattr(arg, "__dict__", None)
             if isinstance(namespace, dict) and len(namespace) <= _WATCHED_SIZE:
-                # An instance's __dict__ item by item: see response._Recording.
-                before = dict(namespace) if namespace is arg else dict(namespace.items())
-                watched.append((namespace, before, None))
+                pairs = _pairs_of(namespace, namespace is not arg)
+                if pairs is not None:
+                    watched.append((namespace, {id(key): (key, value) for key, value in pairs},
+                                    namespace is not arg))
 
     def filled() -> list:
         added = []
-        for holder, values_before, ids_before in watched:
-            if ids_before is not None:
-                added += [item for item in holder if id(item) not in ids_before]
+        for holder, before, ids_or_instance in watched:
+            if before is None:
+                items = _items_of(holder) or ()
+                added += [item for item in items if id(item) not in ids_or_instance]
             else:
-                added += [value for key, value in holder.items()
-                          if values_before.get(key, _MISSING) is not value]
+                pairs = _pairs_of(holder, ids_or_instance) or ()
+                added += [value for key, value in pairs
+                          if before.get(id(key), (None, _MISSING))[1] is not value]
         return added
     return filled
+
+
+def _pairs_of(d: dict, instance_dict: bool) -> Optional[list]:
+    """A dict's items, copied; None if it kept changing. An instance's
+    ``__dict__`` is read item by item, not merged: on free-threaded CPython
+    before 3.13.6 (gh-132617) a merge checks the class's shared keys, which
+    another thread may be extending (see response._Recording)."""
+    for _ in range(3):
+        try:
+            return list(d.items()) if instance_dict else list(dict.copy(d).items())
+        except RuntimeError:
+            continue
+    return None
+
+
+def _items_of(holder: Any) -> Optional[list]:
+    """What a list, deque or set holds, copied by C code; None if it kept
+    changing while copied (a deque's or set's copy fails then)."""
+    for _ in range(3):
+        try:
+            return list.copy(holder) if isinstance(holder, list) else list(
+                (set.copy if isinstance(holder, set) else deque.copy)(holder))
+        except RuntimeError:
+            continue
+    return None
 
 
 _MISSING = object()

@@ -1800,14 +1800,8 @@ def hold_lookups_in_place(d: collections.defaultdict) -> None:
 
     def hold_keys_gained() -> None:
         del _looked_up_in_place[id(d)]
-        stripes = set()
-        for key in dict.copy(d):
-            if id(key) not in keys_before:
-                try:
-                    stripes.add(stripe_of_key(id(d), key))
-                except Exception:           # a key's __hash__ that fails now
-                    stripes.add(RESHAPE_STRIPE)
-        hold(stripes)
+        gained = [key for key in dict.copy(d) if id(key) not in keys_before]
+        hold({stripe_of_key(id(d), key) for key in gained})    # (release_held catches)
     when_unlocking(hold_keys_gained)
 
 
@@ -1821,7 +1815,14 @@ def release_held() -> None:
     if _COMMIT_ONLY_HOLD[0] != WORLD_LOCK.hold_number():
         _LAST_FOREIGN_HOLD[0] = WORLD_LOCK.hold_number()
     while _before_unlocking:
-        _before_unlocking.pop()()
+        action = _before_unlocking.pop()
+        try:
+            action()
+        except Exception:
+            # (an application key's __hash__ failing while the keys gained
+            # are found: which stripes changed cannot be told, so every
+            # overlapping section aborts; W must be let go all the same)
+            hold((RESHAPE_STRIPE,))
     if _held:
         stripes = set(_held)
         _held.clear()
