@@ -35,7 +35,6 @@ import asyncio
 import functools
 import heapq
 import logging
-import re
 import threading
 from types import BuiltinFunctionType, FunctionType, MethodType
 from typing import Any, Callable, Coroutine
@@ -44,6 +43,7 @@ import tornado.ioloop
 
 from tornado_stm.loop import request, scheduling
 from tornado_stm.loop.resting import RestingFds
+from tornado_stm.stm.policy import BOUND_C_METHOD_TYPE
 from tornado_stm.stm.worldlock import WORLD_LOCK
 
 logger = logging.getLogger(__name__)
@@ -144,8 +144,10 @@ def _holding_w_if_shared(callback: Callable[..., Any], args: tuple = ()) -> Call
         module = target.__func__.__module__
     elif kind is FunctionType:
         module = target.__module__
-    elif kind is BuiltinFunctionType or kind is _BUILTIN_METHOD or kind.__module__ == "_asyncio":
-        return callback                 # C code (a task's step): no primitive's Python
+    elif kind is BuiltinFunctionType or kind is BOUND_C_METHOD_TYPE or kind.__module__ == "_asyncio":
+        # C code every request schedules (a task's wake-up and step, a
+        # future's set_result): no primitive's Python
+        return callback
     else:
         while isinstance(target, functools.partial):
             target = target.func
@@ -155,11 +157,6 @@ def _holding_w_if_shared(callback: Callable[..., Any], args: tuple = ()) -> Call
         return callback
     return functools.partial(_run_holding_w, callback)
 
-
-#: The types of the C callbacks every request schedules (a task's wake-up,
-#: a future's ``set_result``; a task's step is an ``_asyncio`` type): checked
-#: by identity, since a set's lookup locks it on the free-threaded build.
-_BUILTIN_METHOD = type(re.compile("").sub)
 
 #: What Tornado's IOLoop hands asyncio for every callback and timeout it schedules.
 _TORNADO_RUN_CALLBACK = tornado.ioloop.IOLoop._run_callback

@@ -116,7 +116,7 @@ def reached_state(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) 
             if shared:
                 reach.containers.append(value)
             # Copied first: a thread borrowing this W may be changing it now.
-            contents = _copy_of(value)
+            contents = copy_of(value)
             if contents is None:
                 reach.everything = True         # changing too fast to look inside
                 continue
@@ -160,7 +160,7 @@ def reached_state(tx: Optional[Transaction], f: Any, args: tuple, kwargs: dict) 
     return reach
 
 
-def _copy_of(container: Any) -> Any:
+def copy_of(container: Any) -> Any:
     """A copy made by the builtin type's C code (a subclass's ``copy`` may run
     Python), or None if it kept changing while copied: a thread borrowing
     this W, or framework code of another loop (an asyncio lock's waiters),

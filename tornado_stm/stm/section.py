@@ -49,7 +49,7 @@ from typing import Any, Callable, Iterator, Optional, TypeVar
 
 from tornado_stm.stm import faults
 from tornado_stm.stm import log as stmlog
-from tornado_stm.stm.reach import ATOM_TYPES, hold_handed_back
+from tornado_stm.stm.reach import ATOM_TYPES, copy_of, hold_handed_back
 from tornado_stm.stm.registry import INSTRUMENTED_CODES, application_frame, is_engine_code
 from tornado_stm.stm.settings import count_from_environment
 from tornado_stm.stm.stats import for_current_thread
@@ -828,7 +828,7 @@ def _arguments_filled(args: tuple, kwargs: dict) -> Callable[[], list]:
         if type(arg) in ATOM_TYPES:
             continue
         if isinstance(arg, (list, deque, set)) and len(arg) <= _WATCHED_SIZE:
-            items = _items_of(arg)
+            items = copy_of(arg)
             if items is not None:
                 watched.append((arg, None, {id(item) for item in items}))
         else:
@@ -843,7 +843,7 @@ def _arguments_filled(args: tuple, kwargs: dict) -> Callable[[], list]:
         added = []
         for holder, before, ids_or_instance in watched:
             if before is None:
-                items = _items_of(holder) or ()
+                items = copy_of(holder) or ()
                 added += [item for item in items if id(item) not in ids_or_instance]
             else:
                 pairs = _pairs_of(holder, ids_or_instance) or ()
@@ -858,21 +858,12 @@ def _pairs_of(d: dict, instance_dict: bool) -> Optional[list]:
     ``__dict__`` is read item by item, not merged: on free-threaded CPython
     before 3.13.6 (gh-132617) a merge checks the class's shared keys, which
     another thread may be extending (see response._Recording)."""
+    if not instance_dict:
+        copied = copy_of(d)
+        return None if copied is None else list(copied.items())
     for _ in range(3):
         try:
-            return list(d.items()) if instance_dict else list(dict.copy(d).items())
-        except RuntimeError:
-            continue
-    return None
-
-
-def _items_of(holder: Any) -> Optional[list]:
-    """What a list, deque or set holds, copied by C code; None if it kept
-    changing while copied (a deque's or set's copy fails then)."""
-    for _ in range(3):
-        try:
-            return list.copy(holder) if isinstance(holder, list) else list(
-                (set.copy if isinstance(holder, set) else deque.copy)(holder))
+            return list(d.items())
         except RuntimeError:
             continue
     return None

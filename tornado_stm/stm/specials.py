@@ -26,7 +26,7 @@ import time
 import traceback
 import types
 import weakref
-from types import BuiltinMethodType, FunctionType, MethodType, MethodWrapperType, ModuleType
+from types import BuiltinMethodType, MethodType, MethodWrapperType, ModuleType
 from typing import Any, Optional
 
 from tornado_stm.stm import policy
@@ -39,8 +39,8 @@ from tornado_stm.stm.calls import (ADVANCING_A_SHARED_ITERATOR, call_reading, ch
                                    handed_out_iterator, is_shared_iterator, through_the_barrier)
 from tornado_stm.stm.reach import direct_container_call
 from tornado_stm.stm.registry import application_frame, is_engine_code, is_instrumented
-from tornado_stm.stm.section import (ENTRY_CODE, START_NEW_THREAD, after_the_section,
-                                    as_plain_code_on_a_helper, start_thread)
+from tornado_stm.stm.section import (START_NEW_THREAD, after_the_section, as_plain_code_on_a_helper,
+                                    start_thread)
 from tornado_stm.stm.txn import Transaction, current, direct_write
 from tornado_stm.stm.versions import stripe_of_key
 
@@ -305,12 +305,12 @@ def handing_work_to_a_thread(kinds: tuple, position: int) -> Any:
         # initializer each new thread runs first) is plain code too: as a
         # section it would wait for the W of the section waiting for it.
         for name, index in (("callback", position + 3), ("error_callback", position + 4)):
-            if _is_application_code(kwargs.get(name)):
+            if is_application_code(kwargs.get(name)):
                 kwargs = {**kwargs, name: as_plain_code_on_a_helper(kwargs[name])}
             elif isinstance(owner, _POOLS) and index < len(handed) \
-                    and _is_application_code(handed[index]):
+                    and is_application_code(handed[index]):
                 handed[index] = as_plain_code_on_a_helper(handed[index])
-        if _is_application_code(getattr(owner, "_initializer", None)):
+        if is_application_code(getattr(owner, "_initializer", None)):
             owner._initializer = as_plain_code_on_a_helper(owner._initializer)
         return f(*head, *handed, **kwargs)
     return special
@@ -325,8 +325,7 @@ def _versioning_its_writes(fn: Any) -> Any:
     them cannot commit its copy over the change (a fire-and-forget task
     runs after the section that handed it over, when its W is no longer
     lent)."""
-    if not callable(fn) or _is_application_code(fn) \
-            or (type(fn) is FunctionType and fn.__code__ is ENTRY_CODE):
+    if not callable(fn) or is_application_code(fn):
         return fn
     return functools.partial(through_the_call_barrier, fn)
 
@@ -359,8 +358,9 @@ def _opened_methodcaller(caller: operator.methodcaller, obj: Any) -> tuple[Any, 
     return getattr(obj, name), tuple(rest), dict(keywords)
 
 
-def _is_application_code(fn: Any) -> bool:
-    """An instrumented function, or a method of one (a callback of the application)."""
+def is_application_code(fn: Any) -> bool:
+    """An instrumented function (an entry wrapper's code counts as
+    instrumented), or a method of one (a callback of the application)."""
     return is_instrumented(fn) or (type(fn) is MethodType and is_instrumented(fn.__func__))
 
 
