@@ -51,9 +51,8 @@ import tornado.platform.asyncio
 from tornado.log import app_log
 
 from tornado_stm.stm import policy, run_section
-from tornado_stm.stm.registry import is_instrumented
-from tornado_stm.stm.section import ENTRY_CODE
-from tornado_stm.stm.specials import handing_work_to_a_thread, through_the_call_barrier
+from tornado_stm.stm.specials import (handing_work_to_a_thread, is_application_code,
+                                      through_the_call_barrier)
 from tornado_stm.stm.worldlock import WORLD_LOCK
 
 #: asyncio's methods that schedule work on a loop (or drop it from one), and
@@ -96,6 +95,21 @@ def install(loop_class: type) -> None:
             # Work for a thread pool, as asyncio's run_in_executor (specials).
             policy.register_special(ioloop_class.run_in_executor, handing_work_to_a_thread(
                 (tornado.ioloop.IOLoop,), 1))
+        for finder in (tornado.ioloop.IOLoop.current, tornado.ioloop.IOLoop.instance,
+                       asyncio.get_event_loop):
+            policy.register_special(finder, _finding_the_loop)
+
+
+def _finding_the_loop(tx: Any, f: Any, args: tuple, kwargs: dict) -> Any:
+    """``IOLoop.current()``, ``asyncio.get_event_loop()``: a lookup, pure, when
+    this thread's loop runs and Tornado has its IOLoop; otherwise the call
+    may make a loop (once, in a serial run), so the section becomes
+    inevitable first."""
+    running = asyncio._get_running_loop()
+    known = getattr(tornado.ioloop.IOLoop, "_ioloop_for_asyncio", {})
+    if tx is not None and not tx.inevitable and (running is None or running not in known):
+        tx.become_inevitable(f"call to {policy.qualified_name(f)}")
+    return f(*args, **kwargs)
 
 
 def _register(method: Any, position: int | None, *, deferrable: bool) -> None:
@@ -122,9 +136,14 @@ def _register(method: Any, position: int | None, *, deferrable: bool) -> None:
 
 def _future_first(f: Any, args: tuple) -> bool:
     """``add_future(future, callback)`` is given a future (it asserts it at once)."""
-    if policy.normalize(f) is f:
-        args = args[1:]
-    return bool(args) and tornado.concurrent.is_future(args[0])
+    first = _self_taken(f)
+    return len(args) > first and tornado.concurrent.is_future(args[first])
+
+
+def _self_taken(f: Any) -> int:
+    """How many of the arguments come before the method's own: 1 when ``f``
+    is called unbound, with ``self`` first (it is its own policy key)."""
+    return 1 if policy.normalize(f) is f else 0
 
 
 def _made_later(f: Any, args: tuple, kwargs: dict) -> None:
@@ -141,8 +160,7 @@ def _made_later(f: Any, args: tuple, kwargs: dict) -> None:
 def _callback_made_serial(f: Any, args: tuple, position: int) -> tuple:
     """``args`` with the callback at ``position`` wrapped by :func:`in_a_section`
     if it is a library callable (``f`` bound, or called unbound with ``self``)."""
-    if policy.normalize(f) is f:           # unbound: self is the first argument
-        position += 1
+    position += _self_taken(f)
     if position >= len(args) or not _changes_state_in_place(args[position]):
         return args
     return (*args[:position], functools.partial(in_a_section, args[position]),
@@ -155,12 +173,12 @@ def _changes_state_in_place(callback: Any) -> bool:
     target = callback
     while isinstance(target, functools.partial):
         target = target.func
+    if is_application_code(target):
+        return False
     if type(target) is MethodType:
         target = target.__func__
     kind = type(target)
     if kind is FunctionType:
-        if is_instrumented(target) or target.__code__ is ENTRY_CODE:
-            return False
         module = target.__module__ or ""
     elif issubclass(kind, BuiltinFunctionType):        # (3.13's METH_METHOD ones too)
         owner = target.__self__
